@@ -1,0 +1,78 @@
+"""The one exception root of warchive and its children.
+
+Every error a user can meet while reading archives, indexing or looking up
+captures is an ``ArchiveError``. Errors about a place in a file carry the path
+and the byte offset, and their message says what to do about it. This module
+must not import anything from the rest of the package.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Union
+
+PathLike = Union[str, "os.PathLike[str]", None]
+
+
+class ArchiveError(Exception):
+    """Root of every error warchive raises on purpose."""
+
+
+class CorruptRecordError(ArchiveError):
+    """A record or gzip member at ``offset`` in ``path`` cannot be read as it is.
+
+    ``remedy`` is a short hint (what to run or check); it is part of ``str()``.
+    """
+
+    def __init__(self, path: PathLike, offset: Optional[int], problem: str, remedy: str = "") -> None:
+        self.path = os.fspath(path) if path is not None else None
+        self.offset = offset
+        self.problem = problem
+        self.remedy = remedy
+        where = self.path if self.path is not None else "<stream>"
+        at = f" at byte {offset}" if offset is not None else ""
+        msg = f"{where}{at}: {problem}"
+        if remedy:
+            msg += f" ({remedy})"
+        super().__init__(msg)
+
+    def __reduce__(self):  # keep path/offset when errors cross process boundaries (-j N)
+        return (type(self), (self.path, self.offset, self.problem, self.remedy))
+
+
+class GzipError(CorruptRecordError):
+    """A gzip member is malformed: bad magic or flags, bad CRC or size, deflate error."""
+
+
+class TruncatedError(CorruptRecordError):
+    """The file ends inside a record or gzip member."""
+
+
+class RecordFormatError(CorruptRecordError):
+    """The bytes of a record do not form a WARC or ARC record (head, Content-Length, terminator)."""
+
+
+class UnsupportedFormatError(ArchiveError):
+    """The input is not a format warchive reads (or a needed library is missing)."""
+
+
+class UrlError(ArchiveError, ValueError):
+    """A URL cannot be canonicalized."""
+
+
+class IndexFormatError(ArchiveError):
+    """An index file (segment, ZipNum cluster, CDX file) is malformed at ``block``."""
+
+    def __init__(self, path: PathLike, block: Optional[Union[int, str]], problem: str) -> None:
+        self.path = os.fspath(path) if path is not None else None
+        self.block = block
+        self.problem = problem
+        at = f" (block {block})" if block is not None else ""
+        super().__init__(f"{self.path}{at}: {problem}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.block, self.problem))
+
+
+class CaptureNotFound(ArchiveError, LookupError):
+    """No capture matches a lookup (or a revisit's original is missing)."""
