@@ -1,0 +1,64 @@
+# Extern-only declarations of ext/csrc/wa_source.h and ext/csrc/wa_gzip.h (our C core).
+from libc.stdint cimport uint8_t, uint32_t, int64_t, uint64_t
+
+cdef extern from "wa_common.h" nogil:
+    enum:
+        WA_OK
+        WA_EOF
+        WA_SLOW
+        WA_E_IO
+        WA_E_NOMEM
+        WA_E_GZIP_HEADER
+        WA_E_DEFLATE
+        WA_E_CRC
+        WA_E_ISIZE
+        WA_E_TRUNCATED
+        WA_E_FORMAT
+        WA_E_CALLBACK
+        WA_E_TOO_BIG
+
+cdef extern from "wa_source.h" nogil:
+    ctypedef int (*wa_read_fn)(void *ctx, uint8_t *dst, size_t n, size_t *got) noexcept
+    ctypedef struct wa_source:
+        int fd
+        int64_t size
+        int64_t base
+        size_t len
+        size_t cap
+        int eof
+        int err_no
+    int wa_src_init(wa_source *s, int fd, int64_t size, wa_read_fn fn, void *ctx,
+                    int64_t start, size_t cap, size_t maxcap)
+    void wa_src_free(wa_source *s)
+    int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p, size_t *avail)
+
+cdef extern from "wa_gzip.h" nogil:
+    ctypedef struct wa_gzhdr:
+        uint32_t hlen
+        int has_sl
+        uint32_t sl_clen
+        uint32_t sl_ulen
+    ctypedef struct wa_gz:
+        wa_source *src
+        int64_t m_off
+        wa_gzhdr h
+        int engine
+        int64_t in_off
+        uint8_t *out
+        size_t out_len
+        uint64_t out_start
+        uint64_t produced
+        int done
+        int trusted_end
+        int64_t m_end
+        const char *why
+        int64_t err_off
+    int wa_gz_init(wa_gz *g, wa_source *src)
+    void wa_gz_free(wa_gz *g)
+    int wa_gz_begin(wa_gz *g, int64_t off)
+    int wa_gz_head(wa_gz *g, size_t want)
+    int wa_gz_whole(wa_gz *g, size_t keep)
+    int wa_gz_skip(wa_gz *g, int verify)
+    int wa_gz_finish(wa_gz *g, int verify)
+    int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, size_t *avail)
+    const char *wa_inflate_libs()

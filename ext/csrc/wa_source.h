@@ -1,0 +1,151 @@
+/* wa_source.h -- a window over an input file or stream.
+ *
+ * Kernels never hold a whole file: they ask for bytes [off, off+want) and get a
+ * pointer into a reusable buffer holding at least that much (less only at the
+ * end of input). Files are read with pread(2), so skipping a payload costs
+ * nothing; streams (pipes, Python file objects) are read forward through a
+ * callback and cannot go back. The window grows only up to `maxcap`.
+ */
+#ifndef WA_SOURCE_H
+#define WA_SOURCE_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "wa_common.h"
+
+/* Read up to n bytes into dst; *got = 0 means end of stream. Return 0, or -1 on error. */
+typedef int (*wa_read_fn)(void *ctx, uint8_t *dst, size_t n, size_t *got);
+
+typedef struct {
+    int fd;              /* >= 0: positional reads on fd; < 0: readfn */
+    wa_read_fn readfn;
+    void *ctx;
+    int64_t size;        /* file size (fd mode); -1 while unknown (streams) */
+    uint8_t *buf;
+    size_t cap;
+    size_t maxcap;
+    int64_t base;        /* absolute offset of buf[0] */
+    size_t len;          /* valid bytes in buf */
+    int eof;             /* stream mode: nothing after base+len */
+    int err_no;
+} wa_source;
+
+static int wa_src_init(wa_source *s, int fd, int64_t size, wa_read_fn fn, void *ctx,
+                       int64_t start, size_t cap, size_t maxcap) {
+    memset(s, 0, sizeof(*s));
+    s->fd = fd;
+    s->readfn = fn;
+    s->ctx = ctx;
+    s->size = size;
+    s->base = start;
+    s->cap = cap;
+    s->maxcap = maxcap < cap ? cap : maxcap;
+    s->buf = (uint8_t *)malloc(cap);
+    return s->buf ? WA_OK : WA_E_NOMEM;
+}
+
+static void wa_src_free(wa_source *s) {
+    free(s->buf);
+    s->buf = NULL;
+    s->cap = s->len = 0;
+}
+
+static int wa_src_grow(wa_source *s, size_t want) {
+    size_t ncap = s->cap;
+    while (ncap < want) ncap *= 2;
+    if (ncap > s->maxcap) ncap = s->maxcap;
+    if (ncap <= s->cap) return WA_OK;
+    uint8_t *nb = (uint8_t *)realloc(s->buf, ncap);
+    if (!nb) return WA_E_NOMEM;
+    s->buf = nb;
+    s->cap = ncap;
+    return WA_OK;
+}
+
+/* Fill buf[len..] from the input until len >= want or the input ends. */
+static int wa_src_fill(wa_source *s, size_t want) {
+    while (s->len < want) {
+        size_t room = s->cap - s->len;
+        if (room == 0) break;
+        if (s->fd >= 0) {
+            ssize_t n = pread(s->fd, s->buf + s->len, room, (off_t)(s->base + (int64_t)s->len));
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                s->err_no = errno;
+                return WA_E_IO;
+            }
+            if (n == 0) break;
+            s->len += (size_t)n;
+        } else {
+            if (s->eof) break;
+            size_t got = 0;
+            if (s->readfn(s->ctx, s->buf + s->len, room, &got) != 0) return WA_E_CALLBACK;
+            if (got == 0) {
+                s->eof = 1;
+                s->size = s->base + (int64_t)s->len;
+                break;
+            }
+            s->len += got;
+        }
+    }
+    return WA_OK;
+}
+
+/* Make bytes [off, off+want) available: *p points at offset off, *avail is how
+ * many bytes are there (>= want unless the input ends first; capped by maxcap). */
+static int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p, size_t *avail) {
+    int rc;
+    if (WA_LIKELY(off >= s->base && (uint64_t)(off - s->base) + want <= s->len)) {
+        *p = s->buf + (off - s->base);
+        *avail = s->len - (size_t)(off - s->base);
+        return WA_OK;
+    }
+    if (want > s->maxcap) want = s->maxcap;
+    if (want > s->cap && (rc = wa_src_grow(s, want)) != WA_OK) return rc;
+    if (off >= s->base && off <= s->base + (int64_t)s->len) {
+        size_t skip = (size_t)(off - s->base);
+        memmove(s->buf, s->buf + skip, s->len - skip);
+        s->len -= skip;
+        s->base = off;
+    } else if (s->fd >= 0) {
+        s->base = off;
+        s->len = 0;
+    } else {
+        if (off < s->base) {
+            s->err_no = ESPIPE;
+            return WA_E_IO;
+        }
+        /* stream: read and drop everything up to off */
+        s->base += (int64_t)s->len;
+        s->len = 0;
+        while (s->base < off) {
+            size_t chunk = (size_t)(off - s->base) < s->cap ? (size_t)(off - s->base) : s->cap;
+            if ((rc = wa_src_fill(s, chunk)) != WA_OK) return rc;
+            if (s->len == 0) break; /* input ended before off */
+            s->base += (int64_t)s->len;
+            s->len = 0;
+        }
+        if (s->base < off) {
+            *p = s->buf;
+            *avail = 0;
+            return WA_OK;
+        }
+    }
+    /* read as much as fits: later requests are then served from memory */
+    if ((rc = wa_src_fill(s, s->cap)) != WA_OK) return rc;
+    *p = s->buf;
+    *avail = s->len;
+    return WA_OK;
+}
+
+/* True when nothing is left at off (end of input). */
+static int wa_src_at_end(wa_source *s, int64_t off, int *status) {
+    const uint8_t *p;
+    size_t avail;
+    if (s->size >= 0 && s->fd >= 0) return off >= s->size;
+    *status = wa_src_get(s, off, 1, &p, &avail);
+    return *status == WA_OK && avail == 0;
+}
+
+#endif

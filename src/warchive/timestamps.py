@@ -1,0 +1,62 @@
+"""14-digit timestamps (YYYYMMDDhhmmss) and WARC dates, converted as warcio converts them.
+
+WARC-Date -> timestamp splits the date on every non-digit and builds a
+datetime from the numbers (a 7th number is the fraction of a second), so
+``2013-12-26T10:11:12.5Z`` and ``2013-12-26 10:11:12`` both give
+``20131226101112``. An ARC archive-date is padded and clamped into a valid
+date (``2014`` -> end of 2014). Invalid input raises ValueError.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import datetime
+
+_NON_DIGIT = re.compile(r"[^\d]")
+
+PAD_14_DOWN = "10000101000000"
+PAD_14_UP = "29991231235959"
+PAD_6_UP = "299912"
+
+
+def iso_date_to_timestamp(date: str) -> str:
+    """WARC-Date (ISO 8601, any separators) -> 14-digit timestamp."""
+    nums = _NON_DIGIT.split(date)
+    if nums and nums[-1] == "":
+        nums = nums[:-1]
+    if len(nums) == 7:
+        nums[6] = (nums[6][:6] + "000000")[:6]
+    try:
+        dt = datetime(*(int(n) for n in nums))  # type: ignore[misc]
+    except TypeError as e:  # too few or too many numbers
+        raise ValueError(f"not a WARC date: {date!r}") from e
+    return dt.strftime("%Y%m%d%H%M%S")
+
+
+def pad_timestamp(ts: str, pad: str = PAD_6_UP) -> str:
+    """Pad a partial timestamp on the right with the digits of ``pad``."""
+    return ts + pad[len(ts) :] if len(ts) < len(pad) else ts
+
+
+def timestamp_to_datetime(ts: str) -> datetime:
+    """A (partial, even malformed) timestamp -> the latest valid datetime it can mean."""
+    ts = pad_timestamp(ts, PAD_6_UP)
+
+    def field(start: int, stop: int, lo: int, hi: int) -> int:
+        if len(ts) < stop:
+            return hi
+        try:
+            return max(lo, min(int(ts[start:stop]), hi))
+        except ValueError:
+            return hi
+
+    year = field(0, 4, 1900, 2999)
+    month = field(4, 6, 1, 12)
+    day = field(6, 8, 1, calendar.monthrange(year, month)[1])
+    return datetime(year, month, day, field(8, 10, 0, 23), field(10, 12, 0, 59), field(12, 14, 0, 59))
+
+
+def timestamp_to_iso_date(ts: str) -> str:
+    """14-digit (or partial) timestamp -> ``YYYY-MM-DDThh:mm:ssZ``."""
+    return timestamp_to_datetime(ts).strftime("%Y-%m-%dT%H:%M:%SZ")
