@@ -1,2 +1,319 @@
-# cython: language_level=3
-"""placeholder"""
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""SURT keys equal to ``surt.surt(url)`` (surt 0.3.1, default options).
+
+The work is done by the C core in csrc/wa_surt.h; this module only moves
+bytes in and out, does the one step that needs Python (IDNA-encoding a
+non-ASCII host, as the package does with the ``idna`` codec) and turns the
+core's failure status into ``UrlError``.  It must not canonicalize anything
+itself: one implementation, one place to fix.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_New, PyUnicode_DATA
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
+from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_GET_ITEM
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy, memcmp
+
+from _lib.wa_surt cimport (
+    wa_surt_key, WA_SURT_OK, WA_SURT_NEED_IDNA, WA_SURT_FAIL, WA_SURT_SMALL, WA_SURT_CAP,
+)
+
+from warchive.errors import UrlError
+
+# Scratch for one key while the GIL is held (URLs up to ~5.9 kB); longer URLs
+# and batches get their own buffer and run without the GIL.
+cdef enum:
+    _STATIC_CAP = 65536
+    # Batches are cut into chunks so the result arena stays small and warm.
+    _CHUNK = 4096
+
+cdef unsigned char _scratch[65536]
+
+cdef enum:
+    _K_STR = 0
+    _K_BYTES = 1
+    _K_NONE = 2
+    _K_BAD_STR = 3      # str that cannot be UTF-8 encoded (lone surrogates)
+    _K_PASS = 4         # "filedesc..." URL: its own key
+
+
+cdef object _idna(bytes host):
+    """The package's IDNA step: the codec's result, or the host as it is when the codec raises."""
+    try:
+        return host.decode("utf-8", "ignore").encode("idna")
+    except ValueError:
+        return host
+
+
+cdef inline bint _is_filedesc(const unsigned char *p, size_t n) noexcept:
+    """The package returns such URLs as they are (its index files' header lines)."""
+    return n >= 8 and memcmp(p, b"filedesc", 8) == 0
+
+
+cdef inline object _ascii_str(const unsigned char *p, size_t n):
+    """Keys are ASCII (every other byte is percent-escaped); decode as the package would if not."""
+    cdef size_t i
+    for i in range(n):
+        if p[i] >= 0x80:
+            return PyBytes_FromStringAndSize(<const char *>p, <Py_ssize_t>n).decode("utf-8")
+    cdef object s = PyUnicode_New(<Py_ssize_t>n, 127)
+    memcpy(PyUnicode_DATA(s), p, n)
+    return s
+
+
+cdef object _key(const unsigned char *p, size_t n, bint as_str):
+    """The key of n bytes at p, as str or bytes; None when the package would raise."""
+    cdef unsigned char *buf
+    cdef unsigned char *big = NULL
+    cdef size_t cap
+    cdef size_t outlen = 0
+    cdef int rc
+    cdef bytes idna = None
+    cdef const unsigned char *ip = NULL
+    cdef size_t il = 0
+    try:
+        while True:
+            cap = WA_SURT_CAP(n, il)
+            if cap <= _STATIC_CAP:
+                buf = _scratch
+                rc = wa_surt_key(p, n, buf, cap, &outlen, ip, il, idna is not None)
+            else:
+                free(big)
+                big = <unsigned char *>malloc(cap)
+                if big == NULL:
+                    raise MemoryError()
+                buf = big
+                with nogil:
+                    rc = wa_surt_key(p, n, buf, cap, &outlen, ip, il, idna is not None)
+            if rc == WA_SURT_OK:
+                if as_str:
+                    return _ascii_str(buf, outlen)
+                return PyBytes_FromStringAndSize(<char *>buf, <Py_ssize_t>outlen)
+            if rc == WA_SURT_FAIL:
+                return None
+            if rc == WA_SURT_NEED_IDNA and idna is None:
+                idna = _idna(PyBytes_FromStringAndSize(<char *>buf, <Py_ssize_t>outlen))
+                ip = <const unsigned char *>PyBytes_AS_STRING(idna)
+                il = <size_t>PyBytes_GET_SIZE(idna)
+                continue
+            raise UrlError(f"URL of {n} bytes is too long to canonicalize")
+    finally:
+        free(big)
+
+
+cdef object _surt_one(object url, bint or_url):
+    cdef const char *p
+    cdef Py_ssize_t n
+    cdef object key
+    if isinstance(url, str):
+        try:
+            p = PyUnicode_AsUTF8AndSize(url, &n)
+        except UnicodeEncodeError:
+            if or_url:
+                return url
+            raise UrlError(f"URL is not encodable as UTF-8: {url!r}") from None
+        if _is_filedesc(<const unsigned char *>p, <size_t>n):
+            return url
+        key = _key(<const unsigned char *>p, <size_t>n, True)
+        if key is None:
+            if or_url:
+                return url
+            raise UrlError(f"cannot canonicalize URL {url!r}")
+        return key
+    if isinstance(url, bytes):
+        n = PyBytes_GET_SIZE(url)
+        if _is_filedesc(<const unsigned char *>PyBytes_AS_STRING(url), <size_t>n):
+            return url
+        key = _key(<const unsigned char *>PyBytes_AS_STRING(url), <size_t>n, False)
+        if key is None:
+            if or_url:
+                return url
+            raise UrlError(f"cannot canonicalize URL {url!r}")
+        return key
+    if url is None:
+        return "-"
+    raise TypeError(f"surt() takes str, bytes or None, not {type(url).__name__}")
+
+
+def surt(url):
+    """The SURT key of ``url``, as ``surt.surt(url)`` gives it.
+
+    str in, str out; bytes in, bytes out; None or empty gives "-", and a
+    "filedesc..." URL is returned as it is.  Raises ``UrlError`` where the
+    package raises (port not a number or out of range, nothing but spaces).
+    """
+    return _surt_one(url, False)
+
+
+def surt_or_url(url):
+    """The SURT key of ``url``, or ``url`` itself when it has none (cdxj-indexer's get_url_key)."""
+    return _surt_one(url, True)
+
+
+def surt_many(urls, *, bint or_url=False):
+    """``[surt(u) for u in urls]`` without the per-call overhead; the work runs without the GIL.
+
+    With ``or_url=True`` a URL without a key stands for itself, as in ``surt_or_url``.
+    """
+    cdef object seq = PySequence_Fast(urls, "surt_many() takes a sequence of URLs")
+    cdef Py_ssize_t total = PySequence_Fast_GET_SIZE(seq)
+    cdef list result = PyList_New(total)
+    cdef Py_ssize_t base, cnt, i
+    cdef const unsigned char **ptrs = NULL
+    cdef size_t *lens = NULL
+    cdef size_t *offs = NULL
+    cdef int *kinds = NULL
+    cdef int *rcs = NULL
+    cdef unsigned char *arena = NULL
+    cdef unsigned char *scratch = NULL
+    cdef unsigned char *tmp
+    cdef size_t arena_cap = 0, used, outlen, maxn, cap = 0, need
+    cdef Py_ssize_t sn
+    cdef const char *sp
+    cdef object item, key
+    cdef bint failed_alloc
+    if total == 0:
+        return result
+    try:
+        ptrs = <const unsigned char **>malloc(_CHUNK * sizeof(void *))
+        lens = <size_t *>malloc(_CHUNK * sizeof(size_t))
+        offs = <size_t *>malloc(_CHUNK * sizeof(size_t))
+        kinds = <int *>malloc(_CHUNK * sizeof(int))
+        rcs = <int *>malloc(_CHUNK * sizeof(int))
+        if not (ptrs and lens and offs and kinds and rcs):
+            raise MemoryError()
+        base = 0
+        while base < total:
+            cnt = min(<Py_ssize_t>_CHUNK, total - base)
+            maxn = 0
+            # 1. with the GIL: borrow each URL's bytes (seq keeps the objects alive)
+            for i in range(cnt):
+                item = <object>PySequence_Fast_GET_ITEM(seq, base + i)
+                if isinstance(item, str):
+                    try:
+                        sp = PyUnicode_AsUTF8AndSize(item, &sn)
+                        kinds[i] = _K_STR
+                    except UnicodeEncodeError:
+                        sp = NULL
+                        sn = 0
+                        kinds[i] = _K_BAD_STR
+                elif isinstance(item, bytes):
+                    sp = PyBytes_AS_STRING(item)
+                    sn = PyBytes_GET_SIZE(item)
+                    kinds[i] = _K_BYTES
+                elif item is None:
+                    sp = NULL
+                    sn = 0
+                    kinds[i] = _K_NONE
+                else:
+                    raise TypeError(f"surt_many() takes str, bytes or None items, not {type(item).__name__}")
+                ptrs[i] = <const unsigned char *>sp
+                lens[i] = <size_t>sn
+                if sp != NULL and _is_filedesc(ptrs[i], lens[i]):
+                    kinds[i] = _K_PASS
+                if <size_t>sn > maxn:
+                    maxn = <size_t>sn
+            need = WA_SURT_CAP(maxn, 0)
+            if need > cap:
+                free(scratch)
+                scratch = <unsigned char *>malloc(need)
+                if scratch == NULL:
+                    cap = 0
+                    raise MemoryError()
+                cap = need
+            # 2. without the GIL: every key of the chunk into one arena
+            failed_alloc = False
+            with nogil:
+                used = 0
+                for i in range(cnt):
+                    rcs[i] = WA_SURT_FAIL
+                    if kinds[i] != _K_STR and kinds[i] != _K_BYTES:
+                        continue
+                    rcs[i] = wa_surt_key(ptrs[i], lens[i], scratch, cap, &outlen, NULL, 0, 0)
+                    if rcs[i] != WA_SURT_OK:
+                        continue
+                    if used + outlen > arena_cap:
+                        tmp = <unsigned char *>realloc(arena, 2 * (used + outlen) + 4096)
+                        if tmp == NULL:
+                            failed_alloc = True
+                            break
+                        arena = tmp
+                        arena_cap = 2 * (used + outlen) + 4096
+                    memcpy(arena + used, scratch, outlen)
+                    offs[i] = used
+                    lens[i] = outlen
+                    used += outlen
+            if failed_alloc:
+                raise MemoryError()
+            # 3. with the GIL: the result objects; the rare statuses take the one-URL path
+            for i in range(cnt):
+                item = <object>PySequence_Fast_GET_ITEM(seq, base + i)
+                if kinds[i] == _K_PASS:
+                    key = item
+                elif rcs[i] == WA_SURT_OK:
+                    if kinds[i] == _K_STR:
+                        key = _ascii_str(arena + offs[i], lens[i])
+                    else:
+                        key = PyBytes_FromStringAndSize(<char *>(arena + offs[i]), <Py_ssize_t>lens[i])
+                else:
+                    key = _surt_one(item, or_url)
+                Py_INCREF(key)
+                PyList_SET_ITEM(result, base + i, key)
+            base += cnt
+    finally:
+        free(ptrs)
+        free(lens)
+        free(offs)
+        free(kinds)
+        free(rcs)
+        free(arena)
+        free(scratch)
+    return result
+
+
+# ---- test hooks -------------------------------------------------------------
+
+OK = WA_SURT_OK
+NEED_IDNA = WA_SURT_NEED_IDNA
+FAIL = WA_SURT_FAIL
+SMALL = WA_SURT_SMALL
+
+
+def _cap(size_t n, size_t idna_len):
+    """WA_SURT_CAP(n, idna_len): the buffer size the C core asks for."""
+    return WA_SURT_CAP(n, idna_len)
+
+
+def _raw_key(bytes url, Py_ssize_t cap, idna=None):
+    """One call of wa_surt_key into a buffer of exactly ``cap`` bytes; (status, out[:outlen]).
+
+    The buffer is followed by a guard zone; RuntimeError if the core wrote into it.
+    """
+    cdef size_t guard = 256, i, outlen = 0
+    cdef int rc
+    cdef unsigned char *buf
+    cdef const unsigned char *ip = NULL
+    cdef size_t il = 0
+    if cap < 0:
+        raise ValueError("cap must be >= 0")
+    buf = <unsigned char *>malloc(<size_t>cap + guard)
+    if buf == NULL:
+        raise MemoryError()
+    if idna is not None:
+        ip = <const unsigned char *>PyBytes_AS_STRING(idna)
+        il = <size_t>PyBytes_GET_SIZE(idna)
+    try:
+        for i in range(<size_t>cap + guard):
+            buf[i] = 0xA5
+        rc = wa_surt_key(<const unsigned char *>PyBytes_AS_STRING(url), <size_t>PyBytes_GET_SIZE(url),
+                         buf, <size_t>cap, &outlen, ip, il, idna is not None)
+        for i in range(<size_t>cap, <size_t>cap + guard):
+            if buf[i] != 0xA5:
+                raise RuntimeError(f"wa_surt_key wrote past its buffer at +{i - <size_t>cap}")
+        if outlen > <size_t>cap:
+            raise RuntimeError("wa_surt_key reported more output than its buffer holds")
+        return rc, PyBytes_FromStringAndSize(<char *>buf, <Py_ssize_t>outlen)
+    finally:
+        free(buf)

@@ -193,9 +193,9 @@ static int wa__path_sid_middle(const unsigned char *s, size_t len, int kind)
     return 1;
 }
 
-/* stripPathSessionID for one pattern  ^(.*/)(MIDDLE)([^?]+\.aspx.*)$ .
+/* stripPathSessionID for one pattern  ^(.*[/])(MIDDLE)([^?]+\.aspx.*)$ .
  * The middle has exactly one '/', its last byte, and group 1 ends in '/', so
- * candidates are the texts between consecutive slashes; the greedy (.*/)
+ * candidates are the texts between consecutive slashes; the greedy (.*[/])
  * takes the rightmost candidate whose tail matches.  The tail matches at s
  * when ".aspx" starts somewhere in [s+1, first '?' at or after s).  Tails
  * are tested right to left and each test reuses the previous one, so the
@@ -228,7 +228,7 @@ static size_t wa__strip_path_sid(unsigned char *p, size_t n, int kind)
                 return n - (hi - lo);
             }
         }
-        hi = lo - 1;
+        hi = lo;                                /* its opening slash closes the next one */
     }
 }
 
