@@ -779,7 +779,7 @@ GARBAGE = b"\x00\x00GARBAGE between members \xde\xad\xbe\xef\n" * 3
 
 
 def write_garbage_between_members(directory) -> BrokenFile:
-    """114 bytes of garbage (not gzip, not WARC) between the 3rd and 4th members;
+    """93 bytes of garbage (NULs, text, 0xdeadbeef; not gzip, not WARC) between the 3rd and 4th members;
     ``bad_offset`` is the first garbage byte."""
     return _broken_gz(directory, "garbage_between_members", write_garbage_between_members.__doc__,
                       lambda m, r: m[:3] + [GARBAGE] + m[3:], 3)
