@@ -1,2 +1,120 @@
-# cython: language_level=3
-"""placeholder"""
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Kernel cdx_lines: the indexer's loop over a WARC file, producing CDXJ / CDX-11 lines.
+
+`LineIndexer(path, ...)` runs ext/csrc/wa_cdx.h with the GIL released and hands
+back chunks of finished lines. It stops with SLOW at a record it leaves to the
+Python reference (warchive.index.cdx), which indexes that record and sets
+`pos` to the next one. It never raises for damaged data (the reference does);
+only I/O and memory errors escape from here.
+"""
+
+from libc.stdint cimport uint8_t, int64_t, uint64_t
+from libc.stdlib cimport free
+from libc.string cimport memset
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+
+from _lib.wa_gzip cimport *
+from _lib.wa_cdx cimport *
+
+import os
+
+OK = WA_OK
+EOF = WA_EOF
+SLOW = WA_SLOW
+
+
+cdef class LineIndexer:
+    """LineIndexer(path, filename, cdx11=False, records=None, verify=False, start=0, stop=-1)
+
+    filename  bytes written in the filename field (JSON-escaped already for CDXJ)
+    records   None for cdxj-indexer's default selection, "all", or a list of types
+    """
+    cdef wa_indexer x
+    cdef bint src_ok, gz_ok
+    cdef int fd
+    cdef object _keep   # bytes objects the C struct points into
+
+    def __cinit__(self, path, bytes filename, bint cdx11=False, records=None, bint verify=False,
+                  int64_t start=0, int64_t stop=-1, size_t window=1 << 20):
+        cdef int rc
+        cdef const uint8_t *p
+        cdef size_t avail
+        memset(&self.x, 0, sizeof(self.x))
+        self.fd = -1
+        self._keep = [filename]
+        self.x.cdx11 = cdx11
+        self.x.verify = verify
+        self.x.fname = <const uint8_t *>PyBytes_AS_STRING(filename)
+        self.x.fname_len = PyBytes_GET_SIZE(filename)
+        self.x.stop = stop
+        self.x.pos = start
+        if records is None:
+            self.x.filter = WA_FILTER_DEFAULT
+        elif records == "all":
+            self.x.filter = WA_FILTER_ALL
+        else:
+            types = [t.encode("utf-8") if isinstance(t, str) else bytes(t) for t in records]
+            if len(types) > WA_MAX_TYPES:
+                raise ValueError(f"at most {WA_MAX_TYPES} record types")
+            self._keep.append(types)
+            self.x.filter = WA_FILTER_LIST
+            self.x.ntypes = len(types)
+            for k, t in enumerate(types):
+                self.x.types[k] = <const uint8_t *>PyBytes_AS_STRING(t)
+                self.x.type_len[k] = PyBytes_GET_SIZE(t)
+        self.fd = os.open(os.fspath(path), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        size = os.fstat(self.fd).st_size
+        if wa_src_init(&self.x.src, self.fd, size, NULL, NULL, start, window, 64 << 20) != WA_OK:
+            raise MemoryError()
+        self.src_ok = True
+        rc = wa_gz_init(&self.x.g, &self.x.src)
+        self.gz_ok = True
+        if rc != WA_OK:
+            raise MemoryError()
+        with nogil:
+            rc = wa_src_get(&self.x.src, start, 2, &p, &avail)
+        if rc != WA_OK:
+            raise OSError(self.x.src.err_no, os.strerror(self.x.src.err_no), path)
+        self.x.gz = avail >= 2 and p[0] == 0x1f and p[1] == 0x8b
+
+    def __dealloc__(self):
+        if self.gz_ok:
+            wa_gz_free(&self.x.g)
+        if self.src_ok:
+            wa_src_free(&self.x.src)
+        free(self.x.out)
+        free(self.x.scratch)
+        if self.fd >= 0:
+            os.close(self.fd)
+
+    def run(self, size_t flush_at=1 << 20):
+        """Index on; return (status, lines): status OK (more to come), EOF or SLOW."""
+        cdef int rc
+        with nogil:
+            rc = wa_ix_run(&self.x, flush_at)
+        chunk = PyBytes_FromStringAndSize(<const char *>self.x.out, self.x.out_len)
+        self.x.out_len = 0
+        if rc == WA_E_NOMEM:
+            raise MemoryError()
+        if rc < 0:
+            err = self.x.src.err_no
+            raise OSError(err, os.strerror(err) if err else "read error")
+        return rc, chunk
+
+    @property
+    def gzip(self):
+        return bool(self.x.gz)
+
+    @property
+    def pos(self):
+        """Offset of the next record to index (after SLOW: the record left to Python)."""
+        return self.x.pos
+
+    @pos.setter
+    def pos(self, int64_t value):
+        self.x.pos = value
+
+    @property
+    def stats(self):
+        """(records read, lines written, records left to Python, bytes inflated)."""
+        return (self.x.n_records, self.x.n_lines, self.x.n_slow, self.x.n_inflated)

@@ -53,7 +53,8 @@ typedef struct {
     size_t out_len;
     uint64_t out_start;
     uint64_t produced;   /* bytes the engine produced so far */
-    uint32_t crc;        /* crc32 of produced bytes (zlib engine) */
+    uint32_t crc;        /* crc32 of the first crc_len produced bytes (zlib engine) */
+    uint64_t crc_len;
     int done;            /* member fully inflated and trailer checked */
     int trusted_end;     /* m_end comes from `sl` without inflating */
     int64_t m_end;
@@ -192,6 +193,7 @@ static int wa_gz_begin(wa_gz *g, int64_t off) {
     g->out_start = 0;
     g->produced = 0;
     g->crc = 0;
+    g->crc_len = 0;
     g->done = 0;
     g->trusted_end = 0;
     g->m_end = -1;
@@ -219,8 +221,21 @@ static int wa_gz_trailer(wa_gz *g, int64_t at, uint32_t crc, uint64_t isize) {
     return WA_OK;
 }
 
-/* zlib engine: produce output into out[out_len..limit) (window-relative). */
-static int wa_gz_zlib_run(wa_gz *g, size_t limit) {
+/* zlib engine, head mode: the CRC is left for later (a head whose member is
+ * skipped never needs it). Head mode keeps out[0..) = member bytes [0..), so
+ * the missing part can be folded in whenever a non-head run starts or the
+ * member ends. */
+static void wa_gz_crc_catchup(wa_gz *g) {
+    if (g->engine != WA_ENG_ZLIB || g->crc_len >= g->produced) return;
+    if (g->out_start == 0 && g->out_len == g->produced) {
+        g->crc = (uint32_t)crc32(g->crc, g->out + g->crc_len, (uInt)(g->produced - g->crc_len));
+        g->crc_len = g->produced;
+    }
+}
+
+/* zlib engine: produce output into out[out_len..limit) (window-relative).
+ * lazy: head mode (see wa_gz_crc_catchup). */
+static int wa_gz_zlib_run(wa_gz *g, size_t limit, int lazy) {
     const uint8_t *p;
     size_t avail;
     int rc;
@@ -228,7 +243,9 @@ static int wa_gz_zlib_run(wa_gz *g, size_t limit) {
         inflateReset(&g->zs);
         g->engine = WA_ENG_ZLIB;
         g->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+        g->crc_len = 0;
     }
+    if (!lazy) wa_gz_crc_catchup(g);
     while (!g->done && g->out_len < limit) {
         rc = wa_src_get(g->src, g->in_off, 64 * 1024, &p, &avail);
         if (rc != WA_OK) return wa_gz_fail(g, rc, "read error", g->in_off);
@@ -240,11 +257,17 @@ static int wa_gz_zlib_run(wa_gz *g, size_t limit) {
         int zr = inflate(&g->zs, Z_NO_FLUSH);
         size_t used = avail - g->zs.avail_in;
         size_t made = (limit - g->out_len) - g->zs.avail_out;
-        g->crc = (uint32_t)crc32(g->crc, g->out + g->out_len, (uInt)made);
+        if (!lazy && made) {
+            g->crc = (uint32_t)crc32(g->crc, g->out + g->out_len, (uInt)made);
+            g->crc_len += made;
+        }
         g->in_off += (int64_t)used;
         g->out_len += made;
         g->produced += made;
-        if (zr == Z_STREAM_END) return wa_gz_trailer(g, g->in_off, g->crc, g->produced);
+        if (zr == Z_STREAM_END) {
+            wa_gz_crc_catchup(g);
+            return wa_gz_trailer(g, g->in_off, g->crc, g->produced);
+        }
         if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT)
             return wa_gz_fail(g, WA_E_DEFLATE, "invalid deflate data in gzip member", g->m_off);
         if (zr == Z_MEM_ERROR) return WA_E_NOMEM;
@@ -306,8 +329,7 @@ static int wa_gz_run(wa_gz *g, size_t limit, int prefer_zlib) {
 #ifdef WA_HAVE_ISAL
     if (g->engine == WA_ENG_ISAL || (g->engine == WA_ENG_NONE && !prefer_zlib)) return wa_gz_isal_run(g, limit);
 #endif
-    (void)prefer_zlib;
-    return wa_gz_zlib_run(g, limit);
+    return wa_gz_zlib_run(g, limit, prefer_zlib);
 }
 
 /* Head: make the first `want` bytes of the member available in out[0..out_len)
@@ -457,7 +479,7 @@ static int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, 
         }
         if (pos > g->out_start + g->out_len) { /* skip forward through the stream */
             while (!g->done && pos > g->out_start + g->out_len) {
-                g->out_start += g->out_len;
+                        g->out_start += g->out_len;
                 g->out_len = 0;
                 uint64_t gap = pos - g->out_start;
                 size_t lim = gap < WA_STREAM_CHUNK ? (size_t)gap : WA_STREAM_CHUNK;
