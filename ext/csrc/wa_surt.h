@@ -77,10 +77,25 @@ static inline int wa__hexval(unsigned c)
 }
 /* Bytes that surt's escapeOnce (quote_from_bytes with its safe set) escapes:
  * controls, space, '#', '%', DEL and everything >= 0x80. */
-static inline int wa__must_escape(unsigned c)
-{
-    return c <= 0x20u || c == '#' || c == '%' || c >= 0x7fu;
-}
+static const unsigned char wa__escape_tab[256] = {
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,0,0,1,0,1,0,0,0,0,0,0,0,0,0,0,
+    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+};
+static inline int wa__must_escape(unsigned c) { return wa__escape_tab[c & 0xffu]; }
 
 /* ---- percent coding ------------------------------------------------------- */
 
@@ -107,11 +122,42 @@ static size_t wa__unescape_rep(unsigned char *p, size_t n)
 /* escapeOnce followed by the IA canonicalizer's lower(): escapes come out as
  * "%xx" (lowercase hex) and ASCII letters are lowered.  In place; p must have
  * room for 3*n bytes. */
+#define WA__ONES 0x0101010101010101u
+#define WA__HIGHS 0x8080808080808080u
+#define WA__HAS_ZERO(v) (((v) - WA__ONES) & ~(v) & WA__HIGHS)
+
+/* Lowercases the eight bytes of *x and returns 0 when none must be escaped;
+ * returns 1 (and leaves *x alone) otherwise. */
+static inline int wa__lower8_if_clean(uint64_t *x)
+{
+    uint64_t v = *x;
+    uint64_t bad = (v & WA__HIGHS)                              /* >= 0x80 */
+        | ((v - WA__ONES * 0x21u) & ~v & WA__HIGHS)             /* < 0x21  */
+        | WA__HAS_ZERO(v ^ (WA__ONES * 0x7fu))
+        | WA__HAS_ZERO(v ^ (WA__ONES * '#'))
+        | WA__HAS_ZERO(v ^ (WA__ONES * '%'));
+    if (bad) return 1;
+    uint64_t ge_a = v + WA__ONES * (0x80u - 'A'), gt_z = v + WA__ONES * (0x80u - 'Z' - 1);
+    *x = v | ((ge_a & ~gt_z & WA__HIGHS) >> 2);                 /* 'A'..'Z' += 0x20 */
+    return 0;
+}
+
 static size_t wa__escape_lower(unsigned char *p, size_t n)
 {
     static const char hexl[] = "0123456789abcdef";
-    size_t e = 0;
-    for (size_t i = 0; i < n; i++) e += (size_t)wa__must_escape(p[i]);
+    size_t e = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {                /* lower first: letters are never escaped */
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        if (!wa__lower8_if_clean(&x)) { memcpy(p + i, &x, 8); continue; }
+        for (size_t k = i; k < i + 8; k++) { e += wa__escape_tab[p[k]]; p[k] = wa__lower(p[k]); }
+    }
+    for (; i < n; i++) {
+        unsigned c = p[i];
+        e += wa__escape_tab[c];
+        p[i] = wa__lower(c);
+    }
+    if (e == 0) return n;
     size_t m = n + 2 * e, w = m;
     for (size_t i = n; i-- > 0;) {
         unsigned c = p[i];
@@ -136,6 +182,11 @@ static size_t wa__escape_lower(unsigned char *p, size_t n)
  * of empty segments is a collapse of '/' runs. */
 static size_t wa__normalize_path(unsigned char *p, size_t n)
 {
+    if (n > 0 && p[0] == '/') {                 /* no "//" and no "/." : nothing to do */
+        size_t i = 0;
+        while (i + 1 < n && !(p[i] == '/' && (p[i + 1] == '/' || p[i + 1] == '.'))) i++;
+        if (i + 1 >= n) return n;
+    }
     const unsigned char *s = n ? (const unsigned char *)memchr(p, '/', n) : NULL;
     if (s == NULL) { p[0] = '/'; return 1; }
     size_t r = (size_t)(s - p), w = 0;          /* invariant: w <= r, p[r] == '/' */
@@ -202,6 +253,7 @@ static int wa__path_sid_middle(const unsigned char *s, size_t len, int kind)
  * whole search is linear. */
 static size_t wa__strip_path_sid(unsigned char *p, size_t n, int kind)
 {
+    if (memchr(p, '(', n) == NULL) return n;    /* both middles start with '(' */
     size_t hi = n, ms = (size_t)-1;
     int mres = 0;
     for (;;) {
@@ -497,6 +549,29 @@ static inline int wa__is_scheme_char(unsigned c)
     return wa__isalnum(c) || c == '+' || c == '-' || c == '.';
 }
 
+/* Whether any of p[0..n) is <= '\r' (so may be \t \n \r), eight bytes at a time. */
+static int wa__has_byte_le_cr(const unsigned char *p, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        if ((x - ones * ('\r' + 1)) & ~x & highs) return 1;    /* some byte < 14 */
+    }
+    for (; i < n; i++) if (p[i] <= '\r') return 1;
+    return 0;
+}
+
+/* First of '?' or '#' in p[a..b), else b. */
+static size_t wa__find_qf(const unsigned char *p, size_t a, size_t b)
+{
+    const unsigned char *q = (const unsigned char *)memchr(p + a, '?', b - a);
+    if (q != NULL) b = (size_t)(q - p);
+    const unsigned char *h = (const unsigned char *)memchr(p + a, '#', b - a);
+    return h != NULL ? (size_t)(h - p) : b;
+}
+
 /* handyurl.parse up to the SplitResultBytes properties.  dst has room for
  * n + 7 bytes.  Returns 0, or -1 where the package raises. */
 static int wa__parse(const unsigned char *url, size_t n, unsigned char *dst, wa_surt_url *u)
@@ -508,9 +583,14 @@ static int wa__parse(const unsigned char *url, size_t n, unsigned char *dst, wa_
 
     unsigned char *c = dst + 7;
     size_t m = 0;
-    for (size_t i = a; i < b; i++) {
-        unsigned ch = url[i];
-        if (ch != '\n' && ch != '\r' && ch != '\t') c[m++] = (unsigned char)ch;
+    if (!wa__has_byte_le_cr(url + a, b - a)) {
+        memcpy(c, url + a, b - a);
+        m = b - a;
+    } else {
+        for (size_t i = a; i < b; i++) {
+            unsigned ch = url[i];
+            if (ch != '\n' && ch != '\r' && ch != '\t') c[m++] = (unsigned char)ch;
+        }
     }
     if (m == 0) return -1;
 
@@ -543,19 +623,19 @@ static int wa__parse(const unsigned char *url, size_t n, unsigned char *dst, wa_
 
     size_t r = sl + 1, na = r, nb = r;
     if (r + 2 <= m && s[r] == '/' && s[r + 1] == '/') {
-        na = nb = r + 2;
-        while (nb < m && s[nb] != '/' && s[nb] != '?' && s[nb] != '#') nb++;
+        na = r + 2;
+        const unsigned char *sl_ = (const unsigned char *)memchr(s + na, '/', m - na);
+        nb = wa__find_qf(s, na, sl_ != NULL ? (size_t)(sl_ - s) : m);
         r = nb;
     }
-    size_t pe = r;
-    while (pe < m && s[pe] != '?' && s[pe] != '#') pe++;
+    size_t pe = r < m ? wa__find_qf(s, r, m) : m;
     u->path = pe > r ? s + r : NULL;
     u->path_len = pe - r;
     u->query = NULL;
     u->query_len = 0;
     if (pe < m && s[pe] == '?') {
-        size_t qe = pe + 1;
-        while (qe < m && s[qe] != '#') qe++;
+        const unsigned char *hash = (const unsigned char *)memchr(s + pe + 1, '#', m - pe - 1);
+        size_t qe = hash != NULL ? (size_t)(hash - s) : m;
         if (qe > pe + 1) { u->query = s + pe + 1; u->query_len = qe - pe - 1; }
     }
 
