@@ -98,7 +98,9 @@ cdef object _key(const unsigned char *p, size_t n, bint as_str):
                 ip = <const unsigned char *>PyBytes_AS_STRING(idna)
                 il = <size_t>PyBytes_GET_SIZE(idna)
                 continue
-            raise UrlError(f"URL of {n} bytes is too long to canonicalize")
+            if rc == WA_SURT_SMALL:
+                raise UrlError(f"URL of {n} bytes is too long to canonicalize")
+            raise UrlError(f"SURT kernel status {rc} for a URL of {n} bytes")
     finally:
         free(big)
 

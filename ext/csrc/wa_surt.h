@@ -736,7 +736,7 @@ static int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, s
         for (size_t i = 0; i < hl; i++) if (h[i] >= 0x80) { ascii = 0; break; }
         if (!ascii) {
             if (!have_idna) { *outlen = hl; return WA_SURT_NEED_IDNA; }
-            memcpy(h, idna_host, idna_len);
+            if (idna_len > 0) memcpy(h, idna_host, idna_len);
             hl = idna_len;
         }
         size_t k = 0;                           /* replace(b'..', b'.') */

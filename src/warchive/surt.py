@@ -28,7 +28,7 @@ def canonicalize(url: AnyStr, surt_ordered: bool = True) -> AnyStr:
     try:
         key = surt(url)
     except UrlError:
-        if url.startswith("urn:" if isinstance(url, str) else b"urn:"):  # type: ignore[arg-type]
+        if url.startswith("urn:" if isinstance(url, str) else b"urn:"):
             return url
         raise UrlError(f"Invalid Url: {url!r}") from None
     if not surt_ordered:
