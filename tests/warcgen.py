@@ -721,8 +721,12 @@ class BrokenFile:
     an error must point); bytes ``[0, bad_offset)`` form a valid archive of
     the good records before it. ``expect`` is ``"raise"`` (reading must raise
     an ArchiveError naming ``bad_offset``), ``"read"`` (the file is odd but
-    must be read like warcio reads it) or ``"raise_or_read"`` (either is
-    acceptable; see ``what``).
+    must be read like warcio reads it), ``"raise_or_read"`` (either is
+    acceptable; see ``what``), ``"shared_member"`` (records share a gzip
+    member: the reader yields them all, those in a shared member with
+    ``length`` None; the indexer cannot give them offsets and raises at
+    ``bad_offset``) or ``"empty"`` (nothing to read: no records, no error; the
+    indexer says so on stderr and writes nothing).
     """
     path: Path
     what: str
@@ -798,13 +802,14 @@ def write_two_records_one_member(directory) -> BrokenFile:
     """The 2nd gzip member holds two records (request and 200 response); the
     others hold one. warcio yields the request, then raises 'non-chunked gzip'."""
     return _broken_gz(directory, "two_records_one_member", write_two_records_one_member.__doc__,
-                      lambda m, r: [m[0], gzip_member(r[1].plain() + r[2].plain()), m[3], m[4]], 1)
+                      lambda m, r: [m[0], gzip_member(r[1].plain() + r[2].plain()), m[3], m[4]], 1,
+                      expect="shared_member")
 
 
 def write_single_member(directory) -> BrokenFile:
     """All five records in ONE gzip member (``gzip file.warc``): not seekable per record."""
     return _broken_gz(directory, "single_member", write_single_member.__doc__,
-                      lambda m, r: [gzip_member(b"".join(x.plain() for x in r))], 0)
+                      lambda m, r: [gzip_member(b"".join(x.plain() for x in r))], 0, expect="shared_member")
 
 
 def write_plain_record_in_gz(directory) -> BrokenFile:
@@ -871,10 +876,11 @@ def write_control_bytes_header(directory) -> BrokenFile:
 
 
 def write_empty(directory) -> BrokenFile:
-    """An empty file (0 bytes) named .warc.gz: nothing to read; the error points at byte 0."""
+    """An empty file (0 bytes) named .warc.gz: nothing to read. Like warcio, the reader yields
+    no records and raises nothing; the indexer reports the empty file on stderr."""
     path = Path(directory) / "empty.warc.gz"
     path.write_bytes(b"")
-    return BrokenFile(path, write_empty.__doc__, 0, "raise", [])
+    return BrokenFile(path, write_empty.__doc__, 0, "empty", [])
 
 
 NOT_A_WARC = b"<!doctype html>\n<html><body>I am a web page, not a WARC file.</body></html>\n"

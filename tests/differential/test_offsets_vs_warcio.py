@@ -25,7 +25,7 @@ def warchive_listing(path, types=None) -> list:
     out = []
     with ww.open(path, **kwargs) as reader:
         for rec in reader:
-            offset, rtype, uri = rec.offset, rec.type, rec.headers.get("WARC-Target-URI")
+            offset, rtype, uri = rec.offset, rec.type, rec.target_uri
             out.append((offset, rec.length, rtype, uri))
     return out
 

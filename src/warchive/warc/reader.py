@@ -204,6 +204,19 @@ class ArchiveIterator:
     def __next__(self) -> Record:
         return next(self._iter)
 
+    def seek(self, offset: int) -> None:
+        """Continue with the record (or gzip member) that starts at offset."""
+        self._gen += 1
+        self._pos = offset
+        self._unit = None
+        self._unit_pos = 0
+        self._iter = self._records()
+
+    @property
+    def position(self) -> int:
+        """Offset of the next record or gzip member (after the current record is finished)."""
+        return self._pos
+
     def close(self) -> None:
         self._reader.close()
 

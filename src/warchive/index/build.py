@@ -1,0 +1,198 @@
+"""`warchive index`: index many WARC/ARC files into one CDXJ (or CDX-11) output.
+
+Files are taken in the order given, directories walked as cdxj-indexer walks
+them. With ``jobs > 1`` files — and large gzip files, cut at member
+boundaries found through Wget's `sl` lengths — are indexed in worker
+processes and their lines concatenated in input order, so the output equals
+the one-process output byte for byte. The output file is written under a
+temporary name and renamed into place only when everything succeeded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+import multiprocessing
+from typing import BinaryIO, Callable, List, Optional, Sequence, Tuple
+
+from ..errors import ArchiveError
+from .._ext.gzip_members import FORMAT_GZIP, Reader
+from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, iter_inputs
+from .sort import LineSorter
+
+Write = Callable[[bytes], object]
+MIN_SPLIT = 8 << 20
+
+
+@dataclass
+class Task:
+    path: str
+    filename: str
+    start: int = 0
+    stop: Optional[int] = None
+    header: bool = False   # write the CDX-11 header before this task's lines
+
+
+def _find_member_near(r: Reader, pos: int, size: int) -> Optional[int]:
+    """A gzip member start carrying `sl` at or after pos whose chain checks out, or None."""
+    while pos < size:
+        window = r.read_at(pos, 1 << 20)
+        i = window.find(b"\x1f\x8b\x08\x04")
+        while i >= 0:
+            cand = pos + i
+            try:
+                if r.member_begin(cand):
+                    sl = r.member_sl
+                    if sl and r.member_head(5).upper() == b"WARC/":
+                        nxt = cand + sl[0]
+                        if nxt == size or (r.read_at(nxt, 3) == b"\x1f\x8b\x08"):
+                            return cand
+            except ArchiveError:
+                pass
+            i = window.find(b"\x1f\x8b\x08\x04", i + 1)
+        if len(window) < 1 << 20:
+            return None
+        pos += len(window) - 3
+    return None
+
+
+def split_file(path: str, pieces: int) -> List[Tuple[int, Optional[int]]]:
+    """Cut a gzip file with `sl` members into about `pieces` ranges of whole members."""
+    size = os.path.getsize(path)
+    if pieces <= 1 or size < 2 * MIN_SPLIT:
+        return [(0, None)]
+    r = Reader(path)
+    if r.format != FORMAT_GZIP:
+        return [(0, None)]
+    step = max(MIN_SPLIT, size // pieces)
+    cuts = [0]
+    pos = step
+    while pos < size - MIN_SPLIT // 2:
+        cand = _find_member_near(r, pos, size)
+        if cand is None:
+            break
+        if cand > cuts[-1]:
+            cuts.append(cand)
+        pos = cand + step
+    r.close()
+    return [(a, b) for a, b in zip(cuts, cuts[1:] + [None])]
+
+
+def _run_task(args: Tuple[Task, IndexOptions]) -> Tuple[str, FileStats, Optional[BaseException]]:
+    task, opts = args
+    fd, tmp = tempfile.mkstemp(prefix="warchive-part-", suffix=".cdx")
+    messages: List[str] = []
+    opts = replace(opts, report=messages.append)
+    stats = FileStats()
+    err: Optional[BaseException] = None
+    with os.fdopen(fd, "wb", buffering=1 << 20) as f:
+        if task.header:
+            f.write(CDX11_HEADER)
+        try:
+            stats = _index_one(task, f.write, opts)
+        except ArchiveError as e:
+            err = e
+    for m in messages:
+        print(m, file=sys.stderr)
+    return tmp, stats, err
+
+
+def _index_one(task: Task, write: Write, opts: IndexOptions) -> FileStats:
+    if os.path.isfile(task.path) and os.path.getsize(task.path) == 0:
+        opts.report(f"warchive: {task.path}: empty file, nothing to index")
+        return FileStats()
+    return index_file(task.path, write, opts, task.filename, task.start, task.stop)
+
+
+def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
+    tasks: List[Task] = []
+    paths = list(iter_inputs(inputs))
+    total = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+    for path in paths:
+        name = display_name(path, opts.dir_root)
+        ranges = [(0, None)]
+        if jobs > 1 and not opts.post_append and os.path.isfile(path) and not path.endswith(".zst"):
+            share = os.path.getsize(path) * jobs * 2 // max(total, 1)
+            if share >= 2:
+                ranges = split_file(path, share)
+        for k, (a, b) in enumerate(ranges):
+            tasks.append(Task(path, name, a, b, header=opts.cdx11 and k == 0))
+    return tasks
+
+
+def index_paths(inputs: Sequence[str], write: Write, opts: IndexOptions, jobs: int = 1,
+                sort: bool = False) -> FileStats:
+    """Index every input (files or directories) into write(); return the totals."""
+    for p in inputs:
+        if not os.path.exists(p):
+            raise FileNotFoundError(2, "no such file or directory", p)
+    tasks = plan(inputs, opts, jobs)
+    sorter = LineSorter() if sort else None
+    out = sorter.add if sorter else write
+    total = FileStats()
+    if jobs <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            if t.header:
+                out(CDX11_HEADER)
+            _add(total, _index_one(t, out, opts))
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            results = pool.map(_run_task, [(t, replace(opts, report=print)) for t in tasks])
+            failure: Optional[BaseException] = None
+            for tmp, stats, err in results:
+                try:
+                    if failure is None:
+                        with open(tmp, "rb") as f:
+                            while True:
+                                b = f.read(1 << 20)
+                                if not b:
+                                    break
+                                out(b)
+                        _add(total, stats)
+                        failure = err
+                finally:
+                    os.unlink(tmp)
+            if failure is not None:
+                raise failure
+    if sorter:
+        sorter.finish(write)
+    return total
+
+
+def _add(total: FileStats, s: FileStats) -> None:
+    total.records += s.records
+    total.lines += s.lines
+    total.slow += s.slow
+    total.errors += s.errors
+
+
+class AtomicOutput:
+    """A file written as NAME.tmp-XXXX and renamed to NAME on success (removed on failure)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        d = os.path.dirname(os.path.abspath(path))
+        fd, self.tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
+        self.f: BinaryIO = os.fdopen(fd, "wb", buffering=1 << 20)
+
+    def write(self, b: bytes) -> None:
+        self.f.write(b)
+
+    def commit(self) -> None:
+        self.f.flush()
+        os.fsync(self.f.fileno())
+        self.f.close()
+        os.chmod(self.tmp, 0o644)
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        self.f.close()
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass

@@ -1,0 +1,432 @@
+"""CDXJ and CDX-11 lines for the records of WARC/ARC files, byte-identical to cdxj-indexer 1.5.0.
+
+A line is ``<SURT key> <14-digit timestamp> <JSON>`` (CDXJ) or the eleven
+fields ``N b a m s k r M S V g`` (CDX-11). The fields, the record selection
+(response, revisit, resource, metadata; no application/warc-fields) and the
+POST/PUT key suffix (``-p``) follow cdxj-indexer; docs/format.md lists where
+we deliberately differ.
+
+Two paths produce the same lines: the kernel ext/cdx_lines (common records,
+GIL released, no Python per record) and the reference here (every record the
+kernel leaves to it, whole files for -p, ARC and .warc.zst). This module
+reads files; it does not sort or merge (warchive.index.sort does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import base64
+import json
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import BinaryIO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from ..errors import ArchiveError, CorruptRecordError, RecordFormatError
+from .._ext import cdx_lines
+from .._ext.gzip_members import FORMAT_GZIP, FORMAT_PLAIN, Reader
+from ..surt import surt_or_url
+from ..timestamps import iso_date_to_timestamp
+from ..warc.content import content_stream
+from ..warc.reader import ArchiveIterator, Record
+from ..warc.reader import open as open_archive
+from . import postbody
+
+DEFAULT_RECORDS = ("response", "revisit", "resource", "metadata")
+CDX11_HEADER = b" CDX N b a m s k r M S V g\n"
+ARCHIVE_EXTENSIONS = (".arc", ".arc.gz", ".warc", ".warc.gz", ".warc.zst")
+_RE_SPACE = re.compile(r"[;\s]")
+
+Write = Callable[[bytes], object]
+
+
+@dataclass
+class IndexOptions:
+    """What to index and how (the options of `warchive index`)."""
+
+    cdx11: bool = False
+    records: Union[None, str, Sequence[str]] = None   # None: cdxj-indexer's default; "all"; or a list
+    post_append: bool = False
+    verify: bool = False
+    skip_errors: bool = False
+    dir_root: Optional[str] = None
+    report: Callable[[str], object] = field(default=lambda msg: print(msg, file=sys.stderr))
+
+
+@dataclass
+class FileStats:
+    records: int = 0
+    lines: int = 0
+    slow: int = 0
+    errors: int = 0
+
+
+# --------------------------------------------------------------------------- fields of one record
+
+def warcio_target_uri(rec: Record) -> Optional[str]:
+    """WARC-Target-URI as cdxj-indexer reads it.
+
+    warcio normalises the first value (<...> removed, spaces as %20) and writes it
+    into the *last* field of that name, then reads the first: with one field
+    that is the normalised value, with several the first as it was."""
+    values = rec.headers.get_all("WARC-Target-URI")
+    if not values:
+        return None
+    if len(values) > 1:
+        return values[0]
+    return rec.target_uri
+
+
+def wanted(rec: Record, records: Union[None, str, Sequence[str]]) -> bool:
+    if records == "all":
+        return True
+    if records is None or list(records) == list(DEFAULT_RECORDS):
+        if rec.type not in DEFAULT_RECORDS:
+            return False
+        return not (rec.type in ("resource", "metadata")
+                    and rec.headers.get("Content-Type") == "application/warc-fields")
+    return rec.type in records
+
+
+def payload_digest(rec: Record) -> str:
+    h = hashlib.sha1()
+    stream = rec.payload
+    while True:
+        b = stream.read(1 << 20)
+        if not b:
+            break
+        h.update(b)
+    return "sha1:" + base64.b32encode(h.digest()).decode("ascii")
+
+
+def record_fields(rec: Record, filename: str) -> dict:
+    """The JSON fields of the record's CDXJ line, in cdxj-indexer's order."""
+    index: dict = {}
+    url = warcio_target_uri(rec)
+    if url is not None:
+        index["url"] = url
+    if rec.type == "revisit":
+        mime: Optional[str] = "warc/revisit"
+    elif rec.type in ("response", "request"):
+        mime = rec.http.get("content-type") if rec.http else None
+    else:
+        mime = rec.headers.get("Content-Type")
+    if mime:
+        mime = _RE_SPACE.split(mime, 1)[0].strip()
+    if mime is not None:
+        index["mime"] = mime
+    if rec.type in ("response", "revisit") and rec.http:
+        index["status"] = rec.http.status
+    digest = rec.headers.get("WARC-Payload-Digest")
+    if digest is None and rec.type not in ("warcinfo", "revisit"):
+        digest = payload_digest(rec)
+    if digest is not None:
+        index["digest"] = digest
+    length = rec.length
+    if length is None:
+        raise RecordFormatError(rec._it.path if rec._it else None, rec.offset,
+                                "this gzip member holds several records, so they have no offsets of their own",
+                                "recompress the file with one member per record (warcio recompress)")
+    index["length"] = str(length)
+    index["offset"] = str(rec.offset)
+    index["filename"] = filename
+    return index
+
+
+def record_timestamp(rec: Record) -> str:
+    date = rec.headers.get("WARC-Date")
+    where = rec._it.path if rec._it else None
+    if date is None:
+        raise RecordFormatError(where, rec.offset, "record has no WARC-Date", "--skip-errors skips it")
+    try:
+        return iso_date_to_timestamp(date)
+    except ValueError:
+        raise RecordFormatError(where, rec.offset, f"invalid WARC-Date {date!r}", "--skip-errors skips it") from None
+
+
+_CDX11_FIELDS = ("url", "mime", "status", "digest", "redirect", "meta", "length", "offset", "filename")
+
+
+def format_line(urlkey: str, ts: str, index: dict, cdx11: bool) -> bytes:
+    if not cdx11:
+        return (urlkey + " " + ts + " " + json.dumps(index) + "\n").encode("utf-8")
+    vals = [urlkey, ts]
+    for f in _CDX11_FIELDS:
+        v = index.get(f, "-")
+        if f == "digest" and v != "-":
+            v = v.split(":")[-1]
+        vals.append(v)
+    return (" ".join(vals) + "\n").encode("utf-8", "surrogateescape")
+
+
+def record_line(rec: Record, filename: str, cdx11: bool) -> bytes:
+    """The line of one record (the caller decided it is indexed)."""
+    index = record_fields(rec, filename)
+    ts = record_timestamp(rec)
+    return format_line(surt_or_url(warcio_target_uri(rec)), ts, index, cdx11)
+
+
+# --------------------------------------------------------------------------- one file
+
+def _json_filename(filename: str) -> bytes:
+    return json.dumps(filename)[1:-1].encode("utf-8")
+
+
+def _resync(path: str, off: int) -> int:
+    """Offset of the first plausible record after a damaged one at off (file size if none)."""
+    r = Reader(path)
+    size = r.size or 0
+    gz = r.format == FORMAT_GZIP
+    pos = off + 1
+    step = 1 << 20
+    while pos < size:
+        chunk = r.read_at(pos, step + 16)
+        needle = b"\x1f\x8b\x08" if gz else b"\nWARC/"
+        i = chunk.find(needle)
+        while i >= 0 and i < step:
+            cand = pos + i + (0 if gz else 1)
+            if gz:
+                try:
+                    if r.member_begin(cand) and r.member_head(8)[:5].upper() in (b"WARC/",) :
+                        return cand
+                except ArchiveError:
+                    pass
+            else:
+                return cand
+            i = chunk.find(needle, i + 1)
+        pos += step
+    return size
+
+
+class _Reference:
+    """Indexes single records (those the kernel leaves) with the Python reader."""
+
+    def __init__(self, path: str, filename: str, opts: IndexOptions) -> None:
+        self.path = path
+        self.filename = filename
+        self.opts = opts
+        self.it = ArchiveIterator(path, verify=opts.verify)
+
+    def index_at(self, off: int) -> Tuple[bytes, int]:
+        """Lines for the record at off (b'' when it is not indexed) and the next record's offset."""
+        it = self.it
+        it.seek(off)
+        rec = next(iter(it), None)
+        if rec is None:
+            return b"", it.position
+        line = record_line(rec, self.filename, self.opts.cdx11) if wanted(rec, self.opts.records) else b""
+        if rec.length is None:
+            raise RecordFormatError(self.path, rec.offset,
+                                    "this gzip member holds several records, so they have no offsets of their own",
+                                    "recompress the file with one member per record (warcio recompress)")
+        return line, it.position
+
+
+def _skip_error(e: ArchiveError, path: str, off: int, opts: IndexOptions, stats: FileStats) -> int:
+    stats.errors += 1
+    opts.report(f"warchive: skipped: {e}")
+    bad = getattr(e, "offset", None)
+    return _resync(path, max(off, bad if isinstance(bad, int) else off))
+
+
+def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[str] = None,
+               start: int = 0, stop: Optional[int] = None) -> FileStats:
+    """Write the lines of the records of one file that start in [start, stop)."""
+    filename = filename if filename is not None else os.path.basename(path)
+    stats = FileStats()
+    kernel_ok = not opts.post_append and not path.endswith(".zst") and os.path.isfile(path)
+    if kernel_ok:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+        kernel_ok = magic[:2] == b"\x1f\x8b" or magic[:1] in (b"W", b"w")
+    if not kernel_ok:
+        _index_python(path, write, opts, filename, stats)
+        return stats
+    fname = filename.encode("utf-8", "surrogateescape") if opts.cdx11 else _json_filename(filename)
+    ix = cdx_lines.LineIndexer(path, fname, cdx11=opts.cdx11,
+                               records=None if opts.records is None else opts.records,
+                               verify=opts.verify, start=start, stop=-1 if stop is None else stop)
+    ref: Optional[_Reference] = None
+    while True:
+        rc, chunk = ix.run()
+        if chunk:
+            write(chunk)
+        if rc == cdx_lines.EOF:
+            break
+        if rc == cdx_lines.SLOW:
+            off = ix.pos
+            if stop is not None and off >= stop:
+                break
+            if ref is None:
+                ref = _Reference(path, filename, opts)
+            try:
+                line, nxt = ref.index_at(off)
+            except ArchiveError as e:
+                if not opts.skip_errors:
+                    raise
+                nxt = _skip_error(e, path, off, opts, stats)
+                line = b""
+            else:
+                stats.records += 1
+            if line:
+                write(line)
+                stats.lines += line.count(b"\n")
+            if nxt <= off:  # never loop on one record
+                raise RecordFormatError(path, off, "indexer made no progress", "please report this file")
+            ix.pos = nxt
+    n_records, n_lines, n_slow, _ = ix.stats
+    stats.records += n_records
+    stats.lines += n_lines
+    stats.slow += n_slow
+    return stats
+
+
+def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, stats: FileStats) -> None:
+    """Whole file through the reference (zst, -p, streams)."""
+    try:
+        records = open_archive(path, verify=opts.verify)
+    except ArchiveError:
+        raise
+    with records as it:
+        source: Iterable = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
+        while True:
+            try:
+                line = next(source)  # type: ignore[call-overload]
+            except StopIteration:
+                break
+            except ArchiveError as e:
+                if not opts.skip_errors or not hasattr(it, "seek"):
+                    raise
+                off = getattr(e, "offset", None) or 0
+                it.seek(_skip_error(e, path, off, opts, stats))
+                source = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
+                continue
+            if line:
+                write(line)
+                stats.lines += 1
+            stats.records += 1
+
+
+def _plain_lines(it, filename: str, opts: IndexOptions) -> Iterator[bytes]:
+    for rec in it:
+        yield record_line(rec, filename, opts.cdx11) if wanted(rec, opts.records) else b""
+
+
+# --------------------------------------------------------------------------- -p: request bodies in keys
+
+class _Pending:
+    """What the line of a record needs once the record itself is gone."""
+
+    __slots__ = ("type", "uri", "rid", "concurrent", "method", "http", "body", "index", "ts", "urlkey",
+                 "extra", "want")
+
+
+def _pending(rec: Record, filename: str, opts: IndexOptions) -> _Pending:
+    p = _Pending()
+    p.type = rec.type
+    p.uri = warcio_target_uri(rec)
+    p.rid = rec.headers.get("WARC-Record-ID")
+    p.concurrent = rec.headers.get("WARC-Concurrent-To")
+    p.http = rec.http
+    p.method = rec.http.protocol if rec.http is not None else None
+    p.body = None
+    p.extra = {}
+    p.urlkey = None
+    p.want = wanted(rec, opts.records)
+    if rec.type == "request" and rec.http is not None and p.method.upper() in ("POST", "PUT"):
+        spool = tempfile.SpooledTemporaryFile(64 * 1024)
+        stream = content_stream(rec)
+        while True:
+            b = stream.read(1 << 16)
+            if not b:
+                break
+            spool.write(b)
+        spool.seek(0)
+        p.body = spool
+    if p.want:
+        p.index = record_fields(rec, filename)
+        p.ts = record_timestamp(rec)
+    else:
+        rec.length  # finish it (errors surface here, in order)
+    return p
+
+
+def _join(a: _Pending, b: _Pending) -> None:
+    """Give a POST/PUT pair the key with the request body appended."""
+    req, resp = (a, b) if a.type == "request" else (b, a)
+    if req.http is None:
+        return
+    method = req.method
+    if method.upper() not in ("POST", "PUT"):
+        return
+    url = req.uri or ""
+    body = req.body
+    if body is not None:
+        body.seek(0)
+    query, suffix = postbody.method_query(method, req.http.get("Content-Type"), req.http.get("Content-Length"),
+                                          body if body is not None else _EMPTY(), url)
+    key = surt_or_url(url + suffix)
+    resp.urlkey = req.urlkey = key
+    resp.extra = {"requestBody": query, "method": method.upper()}
+
+
+class _EMPTY:
+    def read(self, n: int = -1) -> bytes:
+        return b""
+
+
+def _emit(p: _Pending, opts: IndexOptions) -> bytes:
+    if not p.want:
+        return b""
+    index = dict(p.index)
+    index.update(p.extra)
+    key = p.urlkey if p.urlkey is not None else surt_or_url(p.uri)
+    return format_line(key, p.ts, index, opts.cdx11)
+
+
+def _paired_lines(it, filename: str, opts: IndexOptions) -> Iterator[bytes]:
+    """cdxj-indexer's pairing: a record pairs with the one before it (request and
+    response, same URI, concurrent); a pair's lines come out together."""
+    prev: Optional[_Pending] = None
+    for rec in it:
+        cur = _pending(rec, filename, opts)
+        if prev is None:
+            prev = cur
+            continue
+        if _is_pair(prev, cur):
+            _join(prev, cur)
+            yield _emit(prev, opts)
+            yield _emit(cur, opts)
+            prev = None
+        else:
+            yield _emit(prev, opts)
+            prev = cur
+    if prev is not None:
+        yield _emit(prev, opts)
+
+
+def _is_pair(a: _Pending, b: _Pending) -> bool:
+    return a.uri == b.uri and b.concurrent == a.rid and {a.type, b.type} == {"request", "response"}
+
+
+# --------------------------------------------------------------------------- many files
+
+def iter_inputs(inputs: Iterable[str]) -> Iterator[str]:
+    """Files as given, and the archives under directories (os.walk order, as cdxj-indexer)."""
+    for inp in inputs:
+        if not os.path.isdir(inp):
+            yield inp
+            continue
+        for root, _dirs, files in os.walk(inp):
+            for name in files:
+                if name.endswith(ARCHIVE_EXTENSIONS):
+                    yield os.path.join(root, name)
+
+
+def display_name(path: str, dir_root: Optional[str]) -> str:
+    if not dir_root:
+        return os.path.basename(path)
+    rel = os.path.relpath(path, dir_root)
+    return rel.replace(os.sep, "/") if os.sep != "/" else rel

@@ -1,0 +1,145 @@
+"""The content of an HTTP record as a browser saw it: de-chunked and decoded.
+
+``content_stream(record)`` undoes ``Transfer-Encoding: chunked`` and a gzip,
+deflate or (when the brotli module is installed) br ``Content-Encoding``, with
+warcio's forgiving rules: a body that claims to be chunked but is not is
+passed through from the first bad chunk-size line on, and a body that claims
+an encoding but does not decode on its first block is passed through as is.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from typing import BinaryIO, Callable, Optional
+
+
+def _decoder(encoding: Optional[str]) -> Optional[Callable[[], object]]:
+    if not encoding:
+        return None
+    encoding = encoding.lower()
+    if encoding == "gzip":
+        return lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return lambda: zlib.decompressobj()
+    if encoding == "br":
+        try:
+            import brotli  # type: ignore
+        except ImportError:
+            return None
+        return lambda: brotli.Decompressor()
+    return None
+
+
+class _Decoded(io.RawIOBase):
+    """Feeds raw blocks through a decompressor; on a first-block failure passes data through."""
+
+    def __init__(self, blocks, encoding: Optional[str]) -> None:
+        super().__init__()
+        self._blocks = blocks
+        self._make = _decoder(encoding)
+        self._encoding = (encoding or "").lower()
+        self._dec = self._make() if self._make else None
+        self._first = True
+        self._buf = b""
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def _feed(self, data: bytes) -> bytes:
+        if self._dec is None:
+            return data
+        try:
+            if hasattr(self._dec, "decompress"):
+                out = self._dec.decompress(data)  # type: ignore[attr-defined]
+            else:
+                out = self._dec.process(data)  # type: ignore[attr-defined]
+        except Exception:
+            if self._first:
+                if self._encoding == "deflate":  # raw deflate without zlib wrapper
+                    self._encoding = "deflate_alt"
+                    self._dec = zlib.decompressobj(-zlib.MAX_WBITS)
+                    return self._feed(data)
+                self._dec = None
+                return data
+            return b""
+        self._first = False
+        return out
+
+    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+        while not self._eof and (n < 0 or len(self._buf) < n):
+            block = next(self._blocks, None)
+            if block is None:
+                self._eof = True
+                break
+            if block:
+                self._buf += self._feed(block)
+        if n < 0:
+            out, self._buf = self._buf, b""
+        else:
+            out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+
+def _raw_blocks(stream: BinaryIO, size: int = 16384):
+    while True:
+        b = stream.read(size)
+        if not b:
+            return
+        yield b
+
+
+def _chunked_blocks(stream: BinaryIO):
+    """Yield de-chunked blocks; on a malformed chunk, yield the rest raw (warcio's rule)."""
+    reader = io.BufferedReader(stream, 16384)  # type: ignore[arg-type]
+    while True:
+        line = reader.readline(64)
+        if not line:
+            return
+        try:
+            if line[-2:] != b"\r\n":
+                raise ValueError
+            size = int(line[:-2].split(b";")[0], 16)
+            if size > 2**31:
+                raise ValueError
+        except ValueError:
+            yield line
+            yield from _raw_blocks(reader)
+            return
+        if size == 0:
+            if reader.read(2) != b"\r\n":
+                yield line
+                yield from _raw_blocks(reader)
+            return
+        data = b""
+        while len(data) < size:
+            more = reader.read(size - len(data))
+            if not more:
+                yield data
+                return
+            data += more
+        crlf = reader.read(2)
+        if crlf != b"\r\n":
+            yield line + data + crlf
+            yield from _raw_blocks(reader)
+            return
+        yield data
+
+
+def content_stream(record) -> io.RawIOBase:
+    """De-chunked, decoded payload of ``record`` (its raw payload when it has no HTTP head)."""
+    payload = record.payload
+    http = record.http
+    if not http:
+        return payload
+    encoding = http.get("content-encoding")
+    if encoding and _decoder(encoding) is None:
+        encoding = None
+    if http.get("transfer-encoding") == "chunked":
+        blocks = _chunked_blocks(payload)
+    elif encoding:
+        blocks = _raw_blocks(payload)
+    else:
+        return payload
+    return _Decoded(blocks, encoding)
