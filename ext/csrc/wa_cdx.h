@@ -88,6 +88,38 @@ static int wa_ix_wanted(const wa_indexer *x, const wa_head *wh) {
     return 0;
 }
 
+/* The type from a head whose first two lines are "WARC/1.x" and "WARC-Type: T",
+ * both complete within p[0..n). 0 when the head does not start that way. */
+static int wa_ix_quick_type(const uint8_t *p, size_t n, wa_span *t) {
+    const uint8_t *nl = wa_find_nl(p, n);
+    if (!nl) return 0;
+    size_t a = (size_t)(nl - p) + 1;
+    wa_span st = {p, (uint32_t)(nl - p)};
+    while (st.n && (st.p[st.n - 1] == '\r' || st.p[st.n - 1] == ' ')) st.n--;
+    if (!wa_is_warc_status(st)) return 0;
+    const uint8_t *nl2 = wa_find_nl(p + a, n - a);
+    if (!nl2 || n - a < 10 || !wa_ieq(p + a, "warc-type:", 10)) return 0;
+    size_t b = a + 10, e = (size_t)(nl2 - p);
+    while (b < e && p[b] == ' ') b++;
+    while (e > b && (p[e - 1] == '\r' || p[e - 1] == ' ')) e--;
+    for (size_t k = b; k < e; k++)
+        if (!wa_is_graph(p[k])) return 0;
+    t->p = p + b;
+    t->n = (uint32_t)(e - b);
+    return 1;
+}
+
+/* Could a record of this type be indexed (before its Content-Type is known)? */
+static int wa_ix_type_maybe_wanted(const wa_indexer *x, wa_span t) {
+    if (x->filter == WA_FILTER_ALL) return 1;
+    if (x->filter == WA_FILTER_DEFAULT)
+        return wa_span_is(t, "response") || wa_span_is(t, "revisit") || wa_span_is(t, "resource") ||
+               wa_span_is(t, "metadata");
+    for (int k = 0; k < x->ntypes; k++)
+        if (t.n == x->type_len[k] && memcmp(t.p, x->types[k], t.n) == 0) return 1;
+    return 0;
+}
+
 /* The URI as warcio presents it: <...> removed. Spaces are handled by the caller. */
 static wa_span wa_ix_uri(const wa_head *wh) {
     wa_span u = wh->f[WA_F_URI];
@@ -349,11 +381,30 @@ static int wa_ix_member(wa_indexer *x) {
     if (rc == WA_EOF || rc == WA_E_IO || rc == WA_E_NOMEM) return rc;
     if (rc != WA_OK) return wa_ix_slow(x, off); /* damage: the Python reference reports it */
     int fast = !x->verify && g->h.has_sl && x->src.fd >= 0;
-    /* head mode inflates as little as it can: most WARC heads fit 640 bytes, most
-     * HTTP heads 512 more; each miss asks for more */
-    size_t want = 640, http_want = 512;
-    if (fast) rc = wa_gz_head(g, want);
-    else rc = wa_gz_whole(g, WA_HEAD_LIMIT);
+    /* Head mode inflates as little as it can. Records are typed by their first
+     * WARC-Type field, nearly always the line after the version line: 64 bytes
+     * tell whether the record is indexed at all, and a record that is not is
+     * skipped on `sl` right there (its head is not parsed: --verify checks it).
+     * Indexed ones get enough for a typical WARC head plus HTTP head; each
+     * miss asks for more. */
+    size_t want = 832, http_want = 256;
+    if (fast) {
+        if ((rc = wa_gz_head(g, 64)) != WA_OK) return wa_ix_gzfail(x, rc, off);
+        wa_span t;
+        if (x->filter != WA_FILTER_ALL && wa_ix_quick_type(g->out, g->out_len, &t) && !wa_ix_type_maybe_wanted(x, t)) {
+            if ((rc = wa_gz_skip(g, 0)) != WA_OK) return wa_ix_gzfail(x, rc, off);
+            if (g->trusted_end) {
+                x->n_records++;
+                x->n_inflated += g->produced;
+                x->pos = g->m_end;
+                return WA_OK;
+            }
+            /* `sl` did not hold: the member was inflated; go the long way */
+        }
+        rc = wa_gz_head(g, want);
+    } else {
+        rc = wa_gz_whole(g, WA_HEAD_LIMIT);
+    }
     if (rc != WA_OK) return wa_ix_gzfail(x, rc, off);
 
     wa_head wh, hh;
@@ -368,7 +419,7 @@ static int wa_ix_member(wa_indexer *x) {
         if (rc == WA_SLOW) return wa_ix_slow(x, off);
         if (rc == WA_EOF) {
             if (!fast || want >= WA_HEAD_LIMIT) return wa_ix_slow(x, off);
-            want = want < 2048 ? 2048 : want * 4;
+            want *= 4;
             if ((rc = wa_gz_head(g, want)) != WA_OK) return wa_ix_gzfail(x, rc, off);
             continue;
         }
