@@ -173,8 +173,9 @@ class _PayloadStream(io.RawIOBase):
 class ArchiveIterator:
     """Records of one archive file.
 
-    ArchiveIterator(source, types=None, verify=False, parse_http=True)
+    ArchiveIterator(source, types=None, verify=False, parse_http=True, offset=None)
       source   a path or a binary file object (offsets count from its start)
+      offset   start at this record (default: the start, or a file object's position)
       types    record types to yield (e.g. {"response"}); others are skipped
                before their payload is touched
       verify   inflate every gzip member and check CRC-32/ISIZE even when
@@ -182,17 +183,20 @@ class ArchiveIterator:
     """
 
     def __init__(self, source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,
-                 parse_http: bool = True) -> None:
-        self._reader = Reader(source, verify=verify)
+                 parse_http: bool = True, offset: Optional[int] = None) -> None:
+        self._reader = Reader(source, offset=offset, verify=verify)
+        if self._reader.format == FORMAT_ZSTD:
+            from .zst import ZstFrames
+
+            self._reader.close()
+            self._reader = ZstFrames(source, offset=offset)  # type: ignore[assignment]
         self.path = self._reader.path
         self.types = frozenset(types) if types is not None else None
         self.verify = verify
         self.parse_http = parse_http
         self._gen = 0
-        fmt = self._reader.format
-        if fmt == FORMAT_ZSTD:
-            raise UnsupportedFormatError(f"{self.path}: Zstandard input goes through warchive.warc.zst")
-        self.gzip = fmt == FORMAT_GZIP
+        # gzip members and zstd frames: one record per unit, offsets of units
+        self.gzip = self._reader.format in (FORMAT_GZIP, FORMAT_ZSTD)
         self._pos = self._reader.start
         self._unit: Optional[_Unit] = None
         self._unit_pos = 0            # where the next record starts inside the current gzip member
@@ -252,6 +256,7 @@ class ArchiveIterator:
                 if self._unit is None:
                     if not reader.member_begin(self._pos):
                         return None
+                    self._pos = reader.member_offset  # zstd: past skippable frames
                     self._unit = _Unit(reader, True, self._pos)
                     self._unit_pos = 0
                 unit, pos = self._unit, self._unit_pos
@@ -480,11 +485,6 @@ class ArchiveIterator:
 
 
 def open(source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,
-         parse_http: bool = True) -> ArchiveIterator:  # noqa: A001 - mirrors builtins.open
-    """Iterate the records of a WARC/ARC file (plain, gzip or zstd)."""
-    path = source if isinstance(source, (str, bytes, os.PathLike)) else getattr(source, "name", "")
-    if isinstance(path, (str, os.PathLike)) and os.fspath(path).endswith(".zst"):
-        from .zst import ZstArchiveIterator
-
-        return ZstArchiveIterator(source, types=types, parse_http=parse_http)  # type: ignore[return-value]
-    return ArchiveIterator(source, types=types, verify=verify, parse_http=parse_http)
+         parse_http: bool = True, offset: Optional[int] = None) -> ArchiveIterator:  # noqa: A001
+    """Iterate the records of a WARC/ARC file: plain, gzip or Zstandard (told by its first bytes)."""
+    return ArchiveIterator(source, types=types, verify=verify, parse_http=parse_http, offset=offset)
