@@ -21,6 +21,8 @@ import os
 
 from warchive.errors import GzipError, TruncatedError, ArchiveError
 
+cdef size_t HEAD_WINDOW = 64 * 1024
+
 FORMAT_PLAIN = 0
 FORMAT_GZIP = 1
 FORMAT_ZSTD = 2
@@ -207,10 +209,24 @@ cdef class Reader:
         return PyBytes_FromStringAndSize(<const char *>self.g.out, k)
 
     def member_read(self, uint64_t pos, size_t n):
-        """Up to n bytes of the current member's data from position pos (b'' at its end)."""
+        """Up to n bytes of the current member's data from position pos (b'' at its end).
+
+        Reads within the first 64 KiB of a member that is not streaming yet are
+        served in head mode (zlib, everything kept from the start, so they may
+        go back); beyond that the member streams forward (ISA-L)."""
         cdef const uint8_t *p
         cdef size_t avail
         cdef int rc
+        if self.g.out_start == 0 and self.g.engine <= 1 and pos + n <= HEAD_WINDOW:
+            with nogil:
+                rc = wa_gz_head(&self.g, pos + n)
+            self._check(rc, self.g.m_off)
+            if pos >= self.g.out_len:
+                return b""
+            avail = self.g.out_len - pos
+            if avail > n:
+                avail = n
+            return PyBytes_FromStringAndSize(<const char *>(self.g.out + pos), avail)
         with nogil:
             rc = wa_gz_stream(&self.g, pos, n, &p, &avail)
         self._check(rc, self.g.m_off)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Iterator, List, Optional, Tuple
 
+from .._ext.warc_headers import parse_head as _parse_head_c
+
 Field = Tuple[str, str]
 
 
@@ -129,7 +131,20 @@ def _next_line(buf: bytes, i: int, end: int, final: bool) -> Optional[Tuple[byte
 
 
 def parse_head(buf: bytes, pos: int, end: int, final: bool) -> Optional[Head]:
-    """Parse the head at buf[pos:end].
+    """Parse the head at buf[pos:end] (the warc_headers kernel, or the reference for odd lines).
+
+    See parse_head_py for the contract."""
+    got = _parse_head_c(memoryview(buf)[pos:end], final)
+    if got is False:
+        return None
+    if got is not None:
+        status, fields, e, total = got
+        return Head(status, fields, pos + e, total)
+    return parse_head_py(buf, pos, end, final)
+
+
+def parse_head_py(buf: bytes, pos: int, end: int, final: bool) -> Optional[Head]:
+    """Parse the head at buf[pos:end] (the reference: every byte, every rule).
 
     Returns None when the head may continue past ``end`` and ``final`` is false
     (the caller fetches more bytes and calls again). ``Head.end`` is the

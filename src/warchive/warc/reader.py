@@ -30,7 +30,7 @@ log = logging.getLogger("warchive.warc")
 
 Source = Union[str, bytes, "os.PathLike[str]", BinaryIO]
 
-HEAD_FIRST = 2048           # first guess of head size (WARC head + HTTP head fit in most records)
+HEAD_FIRST = 1024           # first guess of a head size (most WARC heads, most HTTP heads fit)
 HEAD_MAX = 16 << 20         # a head longer than this is not a head
 HTTP_RECORDS = ("response", "request", "revisit")
 HTTP_SCHEMES = ("http:", "https:")
@@ -38,23 +38,18 @@ _WS = b" \t\r\n\x0b\x0c"
 
 
 class _Unit:
-    """Bytes of one gzip member, or of a plain file from a record on: positions start at 0."""
+    """Bytes of one gzip member (or zstd frame), or of a plain file from a record on: positions start at 0."""
 
-    __slots__ = ("reader", "gz", "base", "streamed", "end")
+    __slots__ = ("reader", "gz", "base")
 
     def __init__(self, reader: Reader, gz: bool, base: int) -> None:
         self.reader = reader
         self.gz = gz
         self.base = base          # file offset of position 0
-        self.streamed = False
-        self.end: Optional[int] = None  # unit size once known
 
     def read(self, pos: int, n: int) -> bytes:
         if not self.gz:
             return self.reader.read_at(self.base + pos, n)
-        if pos == 0 and not self.streamed:
-            return self.reader.member_head(n)
-        self.streamed = True
         return self.reader.member_read(pos, n)
 
 
@@ -432,16 +427,15 @@ class ArchiveIterator:
         end = rec._content_end
         sl = reader.member_sl
         if (rec.member_pos == 0 and end is not None and not self.verify and sl is not None
-                and sl[1] == end + 4 and not unit.streamed):
+                and sl[1] == end + 4):
             member_end = reader.member_finish()
-            if reader.member_trusted:
+            if reader.member_trusted or (member_end - rec.offset == sl[0] and reader.member_produced == sl[1]):
                 rec._length = member_end - rec.offset
                 self._pos = member_end
                 self._unit = None
                 return
             # `sl` was wrong: the member was inflated; read it again to check its tail
             reader.member_begin(rec.offset)
-            unit.streamed = False
         if end is None:
             self._pos = reader.member_finish()
             rec._length = self._pos - rec.offset
