@@ -27,10 +27,10 @@ def iso_date_to_timestamp(date: str) -> str:
         nums = nums[:-1]
     if len(nums) == 7:
         nums[6] = (nums[6][:6] + "000000")[:6]
-    try:
-        dt = datetime(*(int(n) for n in nums))  # type: ignore[misc]
-    except TypeError as e:  # too few or too many numbers
-        raise ValueError(f"not a WARC date: {date!r}") from e
+    ints = [int(n) for n in nums]
+    if not 3 <= len(ints) <= 7:  # datetime() takes year, month, day and up to four more
+        raise ValueError(f"not a WARC date: {date!r}")
+    dt = datetime(*ints)  # type: ignore[arg-type]
     return dt.strftime("%Y%m%d%H%M%S")
 
 

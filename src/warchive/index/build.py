@@ -114,7 +114,7 @@ def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
     total = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
     for path in paths:
         name = display_name(path, opts.dir_root)
-        ranges = [(0, None)]
+        ranges: List[Tuple[int, Optional[int]]] = [(0, None)]
         if jobs > 1 and not opts.post_append and os.path.isfile(path) and not path.endswith(".zst"):
             share = os.path.getsize(path) * jobs * 2 // max(total, 1)
             if share >= 2:

@@ -14,15 +14,16 @@ reads files; it does not sort or merge (warchive.index.sort does).
 
 from __future__ import annotations
 
-import hashlib
 import base64
+import hashlib
+import io
 import json
 import os
 import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ArchiveError, CorruptRecordError, RecordFormatError
 from .._ext import cdx_lines
@@ -30,6 +31,7 @@ from .._ext.gzip_members import FORMAT_GZIP, FORMAT_PLAIN, Reader
 from ..surt import surt_or_url
 from ..timestamps import iso_date_to_timestamp
 from ..warc.content import content_stream
+from ..warc.headers import Headers
 from ..warc.reader import ArchiveIterator, Record
 from ..warc.reader import open as open_archive
 from . import postbody
@@ -322,6 +324,19 @@ class _Pending:
     __slots__ = ("type", "uri", "rid", "concurrent", "method", "http", "body", "index", "ts", "urlkey",
                  "extra", "want")
 
+    type: Optional[str]
+    uri: Optional[str]
+    rid: Optional[str]
+    concurrent: Optional[str]
+    method: Optional[str]
+    http: Optional[Headers]
+    body: Optional[BinaryIO]
+    index: dict
+    ts: str
+    urlkey: Optional[str]
+    extra: dict
+    want: bool
+
 
 def _pending(rec: Record, filename: str, opts: IndexOptions) -> _Pending:
     p = _Pending()
@@ -335,8 +350,8 @@ def _pending(rec: Record, filename: str, opts: IndexOptions) -> _Pending:
     p.extra = {}
     p.urlkey = None
     p.want = wanted(rec, opts.records)
-    if rec.type == "request" and rec.http is not None and p.method.upper() in ("POST", "PUT"):
-        spool = tempfile.SpooledTemporaryFile(64 * 1024)
+    if rec.type == "request" and rec.http is not None and rec.http.protocol.upper() in ("POST", "PUT"):
+        spool: Any = tempfile.SpooledTemporaryFile(64 * 1024)
         stream = content_stream(rec)
         while True:
             b = stream.read(1 << 16)
@@ -358,7 +373,7 @@ def _join(a: _Pending, b: _Pending) -> None:
     req, resp = (a, b) if a.type == "request" else (b, a)
     if req.http is None:
         return
-    method = req.method
+    method = req.http.protocol
     if method.upper() not in ("POST", "PUT"):
         return
     url = req.uri or ""
@@ -366,14 +381,17 @@ def _join(a: _Pending, b: _Pending) -> None:
     if body is not None:
         body.seek(0)
     query, suffix = postbody.method_query(method, req.http.get("Content-Type"), req.http.get("Content-Length"),
-                                          body if body is not None else _EMPTY(), url)
+                                          body if body is not None else _EMPTY(), url)  # type: ignore[arg-type]
     key = surt_or_url(url + suffix)
     resp.urlkey = req.urlkey = key
     resp.extra = {"requestBody": query, "method": method.upper()}
 
 
-class _EMPTY:
-    def read(self, n: int = -1) -> bytes:
+class _EMPTY(io.RawIOBase):
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: Optional[int] = -1) -> bytes:
         return b""
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import zlib
-from typing import BinaryIO, Callable, Optional
+from typing import Any, BinaryIO, Callable, Optional
 
 
 def _decoder(encoding: Optional[str]) -> Optional[Callable[[], object]]:
@@ -39,7 +39,7 @@ class _Decoded(io.RawIOBase):
         self._blocks = blocks
         self._make = _decoder(encoding)
         self._encoding = (encoding or "").lower()
-        self._dec = self._make() if self._make else None
+        self._dec: Any = self._make() if self._make else None
         self._first = True
         self._buf = b""
         self._eof = False
@@ -52,9 +52,9 @@ class _Decoded(io.RawIOBase):
             return data
         try:
             if hasattr(self._dec, "decompress"):
-                out = self._dec.decompress(data)  # type: ignore[attr-defined]
+                out = self._dec.decompress(data)
             else:
-                out = self._dec.process(data)  # type: ignore[attr-defined]
+                out = self._dec.process(data)
         except Exception:
             if self._first:
                 if self._encoding == "deflate":  # raw deflate without zlib wrapper
@@ -67,7 +67,9 @@ class _Decoded(io.RawIOBase):
         self._first = False
         return out
 
-    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+    def read(self, n: Optional[int] = -1) -> bytes:
+        if n is None:
+            n = -1
         while not self._eof and (n < 0 or len(self._buf) < n):
             block = next(self._blocks, None)
             if block is None:
@@ -92,7 +94,7 @@ def _raw_blocks(stream: BinaryIO, size: int = 16384):
 
 def _chunked_blocks(stream: BinaryIO):
     """Yield de-chunked blocks; on a malformed chunk, yield the rest raw (warcio's rule)."""
-    reader = io.BufferedReader(stream, 16384)  # type: ignore[arg-type]
+    reader = io.BufferedReader(stream, 16384)  # type: ignore[type-var]
     while True:
         line = reader.readline(64)
         if not line:

@@ -19,7 +19,7 @@ import io
 import logging
 import os
 import uuid
-from typing import BinaryIO, Iterable, Iterator, Optional, Union
+from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Union
 
 from ..errors import RecordFormatError, TruncatedError, UnsupportedFormatError
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_PLAIN, FORMAT_ZSTD, Reader
@@ -64,6 +64,20 @@ class Record:
     __slots__ = ("format", "type", "headers", "http", "offset", "content_length", "member_pos",
                  "_it", "_unit", "_block", "_payload", "_content_end", "_length", "_stream", "_gen",
                  "_finished")
+
+    format: str
+    type: Optional[str]
+    headers: Headers
+    http: Optional[Headers]
+    offset: int
+    content_length: Optional[int]
+    member_pos: int
+    _it: Optional["ArchiveIterator"]
+    _unit: "_Unit"
+    _block: int
+    _payload: int
+    _content_end: Optional[int]
+    _gen: int
 
     def __init__(self) -> None:
         self._length: Optional[int] = None
@@ -138,13 +152,13 @@ class _PayloadStream(io.RawIOBase):
         end = self._rec._content_end
         return (end - self._pos) if end is not None else 1 << 62
 
-    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+    def read(self, n: Optional[int] = -1) -> bytes:
         rec = self._rec
         if rec._it is None or rec._it._gen != self._gen:
             raise ValueError("the iterator has moved past this record; read its payload before going on")
         left = self._remaining()
         if n is None or n < 0:
-            chunks = []
+            chunks: List[bytes] = []
             while True:
                 b = self.read(1 << 20)
                 if not b:
@@ -159,7 +173,7 @@ class _PayloadStream(io.RawIOBase):
         self._pos += len(data)
         return data
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b: Any) -> int:
         data = self.read(len(b))
         b[: len(data)] = data
         return len(data)
@@ -184,7 +198,7 @@ class ArchiveIterator:
             from .zst import ZstFrames
 
             self._reader.close()
-            self._reader = ZstFrames(source, offset=offset)  # type: ignore[assignment]
+            self._reader = ZstFrames(source, offset=offset)  # type: ignore[assignment,arg-type]
         self.path = self._reader.path
         self.types = frozenset(types) if types is not None else None
         self.verify = verify
@@ -257,8 +271,8 @@ class ArchiveIterator:
                 unit, pos = self._unit, self._unit_pos
             else:
                 unit, pos = _Unit(reader, False, self._pos), 0
-            pos = self._skip_blank(unit, pos)
-            if pos is None:  # nothing but blank lines up to the end of the member / file
+            start = self._skip_blank(unit, pos)
+            if start is None:  # nothing but blank lines up to the end of the member / file
                 if not self.gzip:
                     return None
                 if self._unit_pos == 0:
@@ -266,7 +280,7 @@ class ArchiveIterator:
                 self._pos = reader.member_finish()
                 self._unit = None
                 continue
-            return self._parse_record(unit, pos)
+            return self._parse_record(unit, start)
 
     def _skip_blank(self, unit: _Unit, pos: int) -> Optional[int]:
         """Position of the first non-blank line at or after pos, None at the end of the unit."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import BinaryIO, Optional, Union
+from typing import Any, BinaryIO, Optional, Union
 
 import zstandard
 
@@ -37,7 +37,7 @@ class ZstFrames:
 
     def __init__(self, source: Union[str, "os.PathLike[str]", BinaryIO], offset: Optional[int] = None) -> None:
         if isinstance(source, (str, bytes, os.PathLike)):
-            self.path: Optional[str] = os.fspath(source)  # type: ignore[assignment]
+            self.path: Optional[str] = os.fspath(source)
             self._f: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - closed by close()
             self._own = True
         else:
@@ -87,7 +87,7 @@ class ZstFrames:
 
     # -- frames (the gzip Reader's member interface)
     def _reset_frame(self) -> None:
-        self._dobj = None
+        self._dobj: Any = None
         self._buf = b""
         self._buf_start = 0     # position of _buf[0] in the frame's data
         self._in_off = 0        # next compressed byte to feed
@@ -115,8 +115,8 @@ class ZstFrames:
         self._reset_frame()
         self.member_offset = off
         self._in_off = off
-        params = {"dict_data": self._dict} if self._dict is not None else {}
-        self._dobj = zstandard.ZstdDecompressor(**params).decompressobj()
+        dctx = zstandard.ZstdDecompressor(dict_data=self._dict) if self._dict is not None else zstandard.ZstdDecompressor()
+        self._dobj = dctx.decompressobj()
         return True
 
     def _produce(self, upto: int) -> None:
@@ -126,13 +126,13 @@ class ZstFrames:
             if not chunk:
                 self._fail(TruncatedError, self.member_offset, "file ends inside a Zstandard frame")
             try:
-                out = self._dobj.decompress(chunk)  # type: ignore[union-attr]
+                out = self._dobj.decompress(chunk)
             except zstandard.ZstdError as e:
                 self._fail(GzipError, self.member_offset, f"invalid Zstandard data: {e}")
             self._buf += out
             self.member_produced += len(out)
-            if self._dobj.eof:  # type: ignore[union-attr]
-                used = len(chunk) - len(self._dobj.unused_data)  # type: ignore[union-attr]
+            if self._dobj.eof:
+                used = len(chunk) - len(self._dobj.unused_data)
                 self._end = self._in_off + used
                 self._done = True
             else:

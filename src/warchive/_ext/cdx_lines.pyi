@@ -1,0 +1,19 @@
+"""Stubs of the compiled kernel warchive._ext.cdx_lines (ext/cdx_lines.pyx)."""
+
+import os
+from typing import Optional, Sequence, Tuple, Union
+
+OK: int
+EOF: int
+SLOW: int
+
+class LineIndexer:
+    def __init__(self, path: Union[str, "os.PathLike[str]"], filename: bytes, cdx11: bool = ...,
+                 records: Union[None, str, Sequence[str]] = ..., verify: bool = ..., start: int = ...,
+                 stop: int = ..., window: int = ...) -> None: ...
+    def run(self, flush_at: int = ...) -> Tuple[int, bytes]: ...
+    @property
+    def gzip(self) -> bool: ...
+    pos: int
+    @property
+    def stats(self) -> Tuple[int, int, int, int]: ...
