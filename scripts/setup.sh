@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set up warchive on a fresh Debian/Ubuntu machine:
+#   system libraries the kernels link (ISA-L, libdeflate, zlib headers),
+#   a virtual environment in .venv with warchive installed (and EXTRAS, e.g. "test").
+#
+#   bash scripts/setup.sh [EXTRAS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS="libisal-dev libdeflate-dev zlib1g-dev"
+missing=""
+for p in $PKGS; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else SUDO="none"; fi
+  if [ "$SUDO" = none ] || ! command -v apt-get >/dev/null; then
+    echo "warchive: please install$missing (the kernels then use ISA-L/libdeflate; zlib alone works but is slower)" >&2
+  else
+    echo "[setup] apt-get install$missing"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  fi
+fi
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+spec="."
+[ -n "${1:-}" ] && spec=".[$1]"
+echo "[setup] pip install $spec (builds the kernels)"
+.venv/bin/python -m pip install -q -Cbuild-dir=build/setup "$spec"
+.venv/bin/warchive --version
