@@ -11,12 +11,8 @@ temporary name and renamed into place only when everything succeeded.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
-import multiprocessing
 from typing import BinaryIO, Callable, List, Optional, Sequence, Tuple
 
 from ..errors import ArchiveError
@@ -82,9 +78,20 @@ def split_file(path: str, pieces: int) -> List[Tuple[int, Optional[int]]]:
     return [(a, b) for a, b in zip(cuts, cuts[1:] + [None])]
 
 
+def _temp_file(directory: Optional[str], prefix: str, suffix: str) -> Tuple[int, str]:
+    """A new file nobody else has (O_EXCL), without importing tempfile (and shutil) at start-up."""
+    directory = directory or os.environ.get("TMPDIR") or "/tmp"
+    while True:
+        path = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600), path
+        except FileExistsError:
+            continue
+
+
 def _run_task(args: Tuple[Task, IndexOptions]) -> Tuple[str, FileStats, Optional[BaseException]]:
     task, opts = args
-    fd, tmp = tempfile.mkstemp(prefix="warchive-part-", suffix=".cdx")
+    fd, tmp = _temp_file(None, "warchive-part-", ".cdx")
     messages: List[str] = []
     opts = replace(opts, report=messages.append)
     stats = FileStats()
@@ -109,16 +116,19 @@ def _index_one(task: Task, write: Write, opts: IndexOptions) -> FileStats:
 
 
 def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
+    """Tasks in output order: whole files, and with jobs > 1 big gzip files cut into
+    pieces of about total/(8*jobs) bytes so that the workers finish together."""
     tasks: List[Task] = []
     paths = list(iter_inputs(inputs))
     total = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+    piece = max(MIN_SPLIT, total // (8 * jobs)) if jobs > 1 else 0
     for path in paths:
         name = display_name(path, opts.dir_root)
         ranges: List[Tuple[int, Optional[int]]] = [(0, None)]
-        if jobs > 1 and not opts.post_append and os.path.isfile(path) and not path.endswith(".zst"):
-            share = os.path.getsize(path) * jobs * 2 // max(total, 1)
-            if share >= 2:
-                ranges = split_file(path, share)
+        if piece and not opts.post_append and os.path.isfile(path):
+            size = os.path.getsize(path)
+            if size >= 2 * piece:
+                ranges = split_file(path, size // piece)
         for k, (a, b) in enumerate(ranges):
             tasks.append(Task(path, name, a, b, header=opts.cdx11 and k == 0))
     return tasks
@@ -140,6 +150,9 @@ def index_paths(inputs: Sequence[str], write: Write, opts: IndexOptions, jobs: i
                 out(CDX11_HEADER)
             _add(total, _index_one(t, out, opts))
     else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             results = pool.map(_run_task, [(t, replace(opts, report=print)) for t in tasks])
@@ -177,7 +190,7 @@ class AtomicOutput:
     def __init__(self, path: str) -> None:
         self.path = path
         d = os.path.dirname(os.path.abspath(path))
-        fd, self.tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
+        fd, self.tmp = _temp_file(d, os.path.basename(path) + ".", ".tmp")
         self.f: BinaryIO = os.fdopen(fd, "wb", buffering=1 << 20)
 
     def write(self, b: bytes) -> None:

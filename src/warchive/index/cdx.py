@@ -14,14 +14,11 @@ reads files; it does not sort or merge (warchive.index.sort does).
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import io
 import json
 import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -30,11 +27,9 @@ from .._ext import cdx_lines
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_PLAIN, Reader
 from ..surt import surt_or_url
 from ..timestamps import iso_date_to_timestamp
-from ..warc.content import content_stream
 from ..warc.headers import Headers
 from ..warc.reader import ArchiveIterator, Record
 from ..warc.reader import open as open_archive
-from . import postbody
 
 DEFAULT_RECORDS = ("response", "revisit", "resource", "metadata")
 CDX11_HEADER = b" CDX N b a m s k r M S V g\n"
@@ -93,6 +88,9 @@ def wanted(rec: Record, records: Union[None, str, Sequence[str]]) -> bool:
 
 
 def payload_digest(rec: Record) -> str:
+    import base64
+    import hashlib
+
     h = hashlib.sha1()
     stream = rec.payload
     while True:
@@ -351,6 +349,10 @@ def _pending(rec: Record, filename: str, opts: IndexOptions) -> _Pending:
     p.urlkey = None
     p.want = wanted(rec, opts.records)
     if rec.type == "request" and rec.http is not None and rec.http.protocol.upper() in ("POST", "PUT"):
+        import tempfile
+
+        from ..warc.content import content_stream
+
         spool: Any = tempfile.SpooledTemporaryFile(64 * 1024)
         stream = content_stream(rec)
         while True:
@@ -380,6 +382,8 @@ def _join(a: _Pending, b: _Pending) -> None:
     body = req.body
     if body is not None:
         body.seek(0)
+    from . import postbody
+
     query, suffix = postbody.method_query(method, req.http.get("Content-Type"), req.http.get("Content-Length"),
                                           body if body is not None else _EMPTY(), url)  # type: ignore[arg-type]
     key = surt_or_url(url + suffix)

@@ -16,9 +16,7 @@ lines (warchive.index.cdx does).
 from __future__ import annotations
 
 import io
-import logging
 import os
-import uuid
 from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Union
 
 from ..errors import RecordFormatError, TruncatedError, UnsupportedFormatError
@@ -26,7 +24,6 @@ from .._ext.gzip_members import FORMAT_GZIP, FORMAT_PLAIN, FORMAT_ZSTD, Reader
 from ..timestamps import timestamp_to_iso_date
 from .headers import Head, Headers, decode_line, http_head, parse_head, warc_protocol
 
-log = logging.getLogger("warchive.warc")
 
 Source = Union[str, bytes, "os.PathLike[str]", BinaryIO]
 
@@ -276,7 +273,9 @@ class ArchiveIterator:
                 if not self.gzip:
                     return None
                 if self._unit_pos == 0:
-                    log.warning("%s: gzip member at byte %d holds no record; skipped", self.path, self._pos)
+                    import logging
+
+                    logging.getLogger("warchive.warc").warning("%s: gzip member at byte %d holds no record; skipped", self.path, self._pos)
                 self._pos = reader.member_finish()
                 self._unit = None
                 continue
@@ -403,6 +402,8 @@ class ArchiveIterator:
                                     f"not a WARC or ARC record; first line {line[:80]!r}",
                                     "is this an archive file? --skip-errors skips it")
         uri, ip, date, mime, length = parts
+        import uuid
+
         fields = []
         if uri.startswith("filedesc://"):
             rec.type = "warcinfo"
