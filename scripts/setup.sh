@@ -4,6 +4,7 @@
 #   a virtual environment in .venv with warchive installed (and EXTRAS, e.g. "test").
 #
 #   bash scripts/setup.sh [EXTRAS]
+#   VENV=.venv-zlib CMAKE_DEFINES="WARCHIVE_USE_ISAL=OFF WARCHIVE_USE_LIBDEFLATE=OFF" bash scripts/setup.sh test
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,10 +25,13 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
+VENV=${VENV:-.venv}
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --upgrade pip
 spec="."
 [ -n "${1:-}" ] && spec=".[$1]"
-echo "[setup] pip install $spec (builds the kernels)"
-.venv/bin/python -m pip install -q -Cbuild-dir=build/setup "$spec"
-.venv/bin/warchive --version
+defs=()
+for d in ${CMAKE_DEFINES:-}; do defs+=("-Ccmake.define.$d"); done
+echo "[setup] pip install $spec into $VENV (builds the kernels) ${CMAKE_DEFINES:-}"
+"$VENV/bin/python" -m pip install -q -Cbuild-dir="build/$(basename "$VENV")" "${defs[@]}" "$spec"
+"$VENV/bin/warchive" --version

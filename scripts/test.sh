@@ -6,3 +6,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
 .venv/bin/python -m mypy
 .venv/bin/python -m pytest -q "$@"
+
+# The kernels must also work where neither ISA-L nor libdeflate exists (zlib alone):
+# build that variant and run the reader and indexer tests against it.
+VENV=.venv-zlib CMAKE_DEFINES="WARCHIVE_USE_ISAL=OFF WARCHIVE_USE_LIBDEFLATE=OFF" bash scripts/setup.sh test
+.venv-zlib/bin/python -m pytest -q -x tests/differential/test_offsets_vs_warcio.py tests/unit/test_bad_input.py \
+    tests/unit/test_zst.py tests/differential/test_cdxj_vs_cdxj_indexer.py

@@ -470,7 +470,8 @@ static int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, 
     }
     uint64_t end = g->out_start + g->out_len;
     if (pos + want > end && !g->done) {
-        /* drop what is before pos, then produce more */
+        /* drop what is before pos, then produce more (a lazy zlib CRC first takes in what is dropped) */
+        wa_gz_crc_catchup(g);
         if (pos > g->out_start) {
             size_t drop = (size_t)((pos < end ? pos : end) - g->out_start);
             memmove(g->out, g->out + drop, g->out_len - drop);
