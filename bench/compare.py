@@ -26,7 +26,10 @@ the targets at the end say PASS or SHORT and the exit status ignores them.
 Directories are expanded to their ``*.warc.gz`` files (not recursively), and
 every tool gets the same explicit file list.  Peers are run with this
 interpreter (``sys.executable``), never through console scripts, whose
-shebangs may point at another environment.
+shebangs may point at another environment.  Children cache bytecode in a
+temporary PYTHONPYCACHEPREFIX, warmed before the first round, even where
+PYTHONDONTWRITEBYTECODE is set: otherwise an editable install recompiles its
+modules in every run while the peers, installed by pip, load theirs compiled.
 """
 
 from __future__ import annotations
@@ -201,6 +204,9 @@ class Run:
 
 
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+WARM_IMPORTS = ("import isal.igzip, fastwarc.cli, fastwarc.warc, warcio.archiveiterator, cdxj_indexer.main, surt, "
+                "warchive.cli, warchive.index.build, warchive.index.cdx, warchive.warc, warchive.surt")
 
 
 def run_child(argv: Sequence[str], capture: bool = False) -> Run:
@@ -214,7 +220,7 @@ def run_child(argv: Sequence[str], capture: bool = False) -> Run:
             tempfile.NamedTemporaryFile(prefix="rss-") as rss:
         cmd = [TIME, "-o", rss.name, "-f", "%M", *argv] if TIME else list(argv)
         t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out if capture else subprocess.DEVNULL, stderr=err)
+        p = subprocess.Popen(cmd, stdout=out if capture else subprocess.DEVNULL, stderr=err, env=CHILD_ENV)
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -445,6 +451,7 @@ def environment() -> Dict:
     from warchive._ext.gzip_members import inflate_libraries
 
     env = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+           "loadavg_1_5_15": os.getloadavg(),
            "inflate": inflate_libraries()}
     for pkg in ("warchive", "isal", "fastwarc", "warcio", "cdxj-indexer", "surt"):
         env[pkg] = version(pkg)
@@ -476,7 +483,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     live = [r for r in rows if not r.skipped]
     warm_cache(paths)
     keep: Dict[str, str] = {}
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="warchive-bench-") as tmpdir:
+        CHILD_ENV["PYTHONPYCACHEPREFIX"] = os.path.join(tmpdir, "pycache")
+        run_child([PY, "-c", WARM_IMPORTS])
         for k in range(args.repeat):
             order = live[k % len(live):] + live[:k % len(live)]
             for r in order:
@@ -496,7 +506,10 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"{records:,} records; best of {args.repeat} interleaved rounds")
     print(f"{env.get('cpu', env['machine'])}, {env['cpus']} CPUs; Python {env['python']}; "
           f"warchive {env['warchive']} (inflate: {env['inflate']}); isal {env['isal']}, fastwarc {env['fastwarc']}, "
-          f"warcio {env['warcio']}, cdxj-indexer {env['cdxj-indexer']}, surt {env['surt']}\n")
+          f"warcio {env['warcio']}, cdxj-indexer {env['cdxj-indexer']}, surt {env['surt']}")
+    after = os.getloadavg()
+    print(f"load average (1 min) {load[0]:.2f} before, {after[0]:.2f} after: other work on the machine "
+          f"shows in the times, and most in the -j 2 rows\n")
     print(fmt_table(rows, base, gz_bytes, surt))
     print("\nkind cli: a command timed from outside (interpreter start-up included); "
           "py: a fresh interpreter timed around the work only.")
@@ -512,6 +525,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.json:
         doc = {"environment": env, "files": {p: os.path.getsize(p) for p in paths}, "gz_bytes": gz_bytes,
                "raw_bytes": raw, "records": records, "repeat": args.repeat, "baseline_seconds": base,
+               "loadavg_before": load, "loadavg_after": after,
                "rows": [{"name": r.name.strip(), "kind": r.kind, "skipped": r.skipped, "times": r.times,
                          "seconds": r.seconds if r.times else None,
                          "ratio": r.seconds / base if r.times else None,
