@@ -508,8 +508,8 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"warchive {env['warchive']} (inflate: {env['inflate']}); isal {env['isal']}, fastwarc {env['fastwarc']}, "
           f"warcio {env['warcio']}, cdxj-indexer {env['cdxj-indexer']}, surt {env['surt']}")
     after = os.getloadavg()
-    print(f"load average (1 min) {load[0]:.2f} before, {after[0]:.2f} after: other work on the machine "
-          f"shows in the times, and most in the -j 2 rows\n")
+    print(f"load average (1 min): {load[0]:.2f} before the run, {after[0]:.2f} after (the run itself adds about 1); "
+          f"other work on the machine shows in the times, and most in the -j 2 rows\n")
     print(fmt_table(rows, base, gz_bytes, surt))
     print("\nkind cli: a command timed from outside (interpreter start-up included); "
           "py: a fresh interpreter timed around the work only.")
