@@ -9,9 +9,12 @@ date (``2014`` -> end of 2014). Invalid input raises ValueError.
 
 from __future__ import annotations
 
-import calendar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
 import re
-from datetime import datetime
 
 _NON_DIGIT = re.compile(r"[^\d]")
 
@@ -27,6 +30,8 @@ def iso_date_to_timestamp(date: str) -> str:
         nums = nums[:-1]
     if len(nums) == 7:
         nums[6] = (nums[6][:6] + "000000")[:6]
+    from datetime import datetime
+
     ints = [int(n) for n in nums]
     if not 3 <= len(ints) <= 7:  # datetime() takes year, month, day and up to four more
         raise ValueError(f"not a WARC date: {date!r}")
@@ -39,8 +44,11 @@ def pad_timestamp(ts: str, pad: str = PAD_6_UP) -> str:
     return ts + pad[len(ts) :] if len(ts) < len(pad) else ts
 
 
-def timestamp_to_datetime(ts: str) -> datetime:
+def timestamp_to_datetime(ts: str) -> "datetime":
     """A (partial, even malformed) timestamp -> the latest valid datetime it can mean."""
+    import calendar
+    from datetime import datetime
+
     ts = pad_timestamp(ts, PAD_6_UP)
 
     def field(start: int, stop: int, lo: int, hi: int) -> int:

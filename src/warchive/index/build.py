@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, replace
 from typing import BinaryIO, Callable, List, Optional, Sequence, Tuple
 
 from ..errors import ArchiveError
@@ -24,13 +23,19 @@ Write = Callable[[bytes], object]
 MIN_SPLIT = 8 << 20
 
 
-@dataclass
 class Task:
-    path: str
-    filename: str
-    start: int = 0
-    stop: Optional[int] = None
-    header: bool = False   # write the CDX-11 header before this task's lines
+    """Index the records of `path` that start in [start, stop) (stop None: to the end)."""
+
+    __slots__ = ("path", "filename", "start", "stop", "header", "cost")
+
+    def __init__(self, path: str, filename: str, start: int = 0, stop: Optional[int] = None,
+                 header: bool = False) -> None:
+        self.path = path
+        self.filename = filename
+        self.start = start
+        self.stop = stop
+        self.header = header   # write the CDX-11 header before this task's lines
+        self.cost = 0          # bytes to read, for scheduling
 
 
 def _find_member_near(r: Reader, pos: int, size: int) -> Optional[int]:
@@ -89,23 +94,95 @@ def _temp_file(directory: Optional[str], prefix: str, suffix: str) -> Tuple[int,
             continue
 
 
-def _run_task(args: Tuple[Task, IndexOptions]) -> Tuple[str, FileStats, Optional[BaseException]]:
-    task, opts = args
-    fd, tmp = _temp_file(None, "warchive-part-", ".cdx")
-    messages: List[str] = []
-    opts = replace(opts, report=messages.append)
-    stats = FileStats()
-    err: Optional[BaseException] = None
-    with os.fdopen(fd, "wb", buffering=1 << 20) as f:
-        if task.header:
-            f.write(CDX11_HEADER)
-        try:
-            stats = _index_one(task, f.write, opts)
-        except ArchiveError as e:
-            err = e
-    for m in messages:
-        print(m, file=sys.stderr)
-    return tmp, stats, err
+class _Part:
+    """The output of one task: in memory up to 1 MiB, then in an unnamed temporary file
+    (tasks finished out of order wait for their turn without holding memory)."""
+
+    LIMIT = 1 << 20
+
+    def __init__(self) -> None:
+        self.chunks: List[bytes] = []
+        self.size = 0
+        self.file: Optional[BinaryIO] = None
+        self.stats = FileStats()
+        self.error: Optional[BaseException] = None
+
+    def write(self, b: bytes) -> None:
+        if self.file is None:
+            self.chunks.append(b)
+            self.size += len(b)
+            if self.size > self.LIMIT:
+                import tempfile
+
+                self.file = tempfile.TemporaryFile()
+                self.file.write(b"".join(self.chunks))
+                self.chunks = []
+        else:
+            self.file.write(b)
+
+    def copy_to(self, out: Write) -> None:
+        if self.file is None:
+            for c in self.chunks:
+                out(c)
+            self.chunks = []
+            return
+        self.file.seek(0)
+        while True:
+            b = self.file.read(1 << 20)
+            if not b:
+                break
+            out(b)
+        self.file.close()
+
+
+def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, total: FileStats) -> None:
+    """Run the tasks on `jobs` threads and write their outputs in task order.
+
+    Threads suffice: the kernel indexes with the GIL released, and only the rare
+    records left to the Python reference hold it. The first error in task order is
+    raised after everything before it has been written; later tasks are abandoned."""
+    import threading
+
+    parts = [_Part() for _ in tasks]
+    done = [threading.Event() for _ in tasks]
+    lock = threading.Lock()
+    # biggest first, so that the last tasks to finish are short ones; output stays in task order
+    order = sorted(range(len(tasks)), key=lambda k: -tasks[k].cost)
+    next_task = [0]
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            with lock:
+                n = next_task[0]
+                next_task[0] += 1
+            if n >= len(order):
+                return
+            i = order[n]
+            part = parts[i]
+            try:
+                if tasks[i].header:
+                    part.write(CDX11_HEADER)
+                part.stats = _index_one(tasks[i], part.write, opts)
+            except BaseException as e:  # raised by the writer thread, in task order
+                part.error = e
+            finally:
+                done[i].set()
+
+    threads = [threading.Thread(target=worker, name=f"warchive-index-{k}", daemon=True) for k in range(jobs)]
+    for t in threads:
+        t.start()
+    try:
+        for i, part in enumerate(parts):
+            done[i].wait()
+            part.copy_to(out)
+            _add(total, part.stats)
+            if part.error is not None:
+                raise part.error
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
 
 
 def _index_one(task: Task, write: Write, opts: IndexOptions) -> FileStats:
@@ -117,11 +194,11 @@ def _index_one(task: Task, write: Write, opts: IndexOptions) -> FileStats:
 
 def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
     """Tasks in output order: whole files, and with jobs > 1 big gzip files cut into
-    pieces of about total/(8*jobs) bytes so that the workers finish together."""
+    pieces of about total/(16*jobs) bytes so that the workers finish together."""
     tasks: List[Task] = []
     paths = list(iter_inputs(inputs))
     total = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
-    piece = max(MIN_SPLIT, total // (8 * jobs)) if jobs > 1 else 0
+    piece = max(MIN_SPLIT, total // (16 * jobs)) if jobs > 1 else 0
     for path in paths:
         name = display_name(path, opts.dir_root)
         ranges: List[Tuple[int, Optional[int]]] = [(0, None)]
@@ -129,8 +206,11 @@ def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
             size = os.path.getsize(path)
             if size >= 2 * piece:
                 ranges = split_file(path, size // piece)
+        size = os.path.getsize(path) if os.path.isfile(path) else 0
         for k, (a, b) in enumerate(ranges):
-            tasks.append(Task(path, name, a, b, header=opts.cdx11 and k == 0))
+            t = Task(path, name, a, b, header=opts.cdx11 and k == 0)
+            t.cost = (b if b is not None else size) - a
+            tasks.append(t)
     return tasks
 
 
@@ -150,28 +230,7 @@ def index_paths(inputs: Sequence[str], write: Write, opts: IndexOptions, jobs: i
                 out(CDX11_HEADER)
             _add(total, _index_one(t, out, opts))
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            results = pool.map(_run_task, [(t, replace(opts, report=print)) for t in tasks])
-            failure: Optional[BaseException] = None
-            for tmp, stats, err in results:
-                try:
-                    if failure is None:
-                        with open(tmp, "rb") as f:
-                            while True:
-                                b = f.read(1 << 20)
-                                if not b:
-                                    break
-                                out(b)
-                        _add(total, stats)
-                        failure = err
-                finally:
-                    os.unlink(tmp)
-            if failure is not None:
-                raise failure
+        _run_threads(tasks, opts, jobs, out, total)
     if sorter:
         sorter.finish(write)
     return total

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import tempfile
 from typing import BinaryIO, Callable, Iterable, Iterator, List, Optional
 
 DEFAULT_MEM_LIMIT = 32 << 20
@@ -39,6 +38,8 @@ class LineSorter:
             self._spill()
 
     def _spill(self) -> None:
+        import tempfile
+
         self._lines.sort()
         fd, path = tempfile.mkstemp(prefix="warchive-sort-", suffix=".run", dir=self.tmpdir)
         with os.fdopen(fd, "wb", buffering=1 << 20) as f:
