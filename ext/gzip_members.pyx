@@ -184,6 +184,12 @@ cdef class Reader:
         return avail == 0
 
     @property
+    def seekable(self):
+        """True when reads go through pread (a path, or a file object with a descriptor) and may go back;
+        False for a stream read forward, which cannot come back to a member's start."""
+        return self.src.fd >= 0
+
+    @property
     def size(self):
         """File size, or None for a stream whose end is not reached yet."""
         return self.src.size if self.src.size >= 0 else None

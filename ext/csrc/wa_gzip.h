@@ -29,8 +29,8 @@
 #include "wa_source.h"
 
 #define WA_GZ_HEADER_MAX (64 * 1024)      /* longest gzip header we accept (FEXTRA/FNAME/FCOMMENT) */
-#define WA_WHOLE_MAX_IN (8u << 20)        /* members up to this compressed size go through libdeflate */
-#define WA_WHOLE_MAX_OUT (16u << 20)      /* ... if they inflate to at most this */
+#define WA_WHOLE_MAX_IN (2u << 20)        /* members up to this compressed size go through libdeflate */
+#define WA_WHOLE_MAX_OUT (4u << 20)       /* ... if they inflate to at most this (bigger: ISA-L streams, bounded memory) */
 #define WA_STREAM_CHUNK (256u << 10)
 
 typedef struct {
@@ -337,7 +337,12 @@ static int wa_gz_run(wa_gz *g, size_t limit, int prefer_zlib) {
 static int wa_gz_head(wa_gz *g, size_t want) {
     int rc;
     if (g->out_start != 0) return wa_gz_fail(g, WA_E_FORMAT, "head after streaming", g->m_off);
-    if (g->out_len >= want || g->done) return WA_OK;
+    if (g->out_len >= want || (g->done && !g->trusted_end)) return WA_OK;
+    if (g->trusted_end) { /* skipped on `sl`, now more is wanted: the engine goes on where the head stopped */
+        g->done = 0;
+        g->trusted_end = 0;
+        g->m_end = -1;
+    }
     if ((rc = wa_gz_reserve(g, want)) != WA_OK) return rc;
     return wa_gz_run(g, want, 1);
 }
@@ -391,13 +396,14 @@ static int wa_gz_whole(wa_gz *g, size_t keep) {
         g->in_off = g->m_off + g->h.hlen;
     }
     if (g->out_start != 0) keep = 0;
-    /* a head inflated by zlib is cheap to redo: restart with the fast engines */
-    if (g->engine == WA_ENG_ZLIB && g->produced <= 64 * 1024 && g->out_start == 0) {
+    /* a head inflated by zlib is cheap to redo: restart with the fast engines (if the input can go back) */
+    if (g->engine == WA_ENG_ZLIB && g->produced <= 64 * 1024 && g->out_start == 0 && g->src->fd >= 0) {
         g->engine = WA_ENG_NONE;
         g->out_len = 0;
         g->produced = 0;
         g->in_off = g->m_off + g->h.hlen;
     }
+    wa_gz_crc_catchup(g); /* zlib goes on: a lazy CRC takes in the head before the loop below drops it */
 #ifdef WA_HAVE_LIBDEFLATE
     if (g->engine == WA_ENG_NONE) {
         rc = wa_gz_whole_libdeflate(g);
@@ -457,7 +463,7 @@ static int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, 
         (void)had;
     }
     if (g->engine == WA_ENG_ZLIB && g->out_start == 0 && g->produced <= 64 * 1024 && !g->done &&
-        pos + want > g->produced) {
+        pos + want > g->produced && g->src->fd >= 0) {
 #ifdef WA_HAVE_ISAL
         /* switch a small zlib head to ISA-L: same bytes, faster for the rest */
         size_t had = g->out_len;

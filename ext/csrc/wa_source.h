@@ -34,6 +34,7 @@ typedef struct {
 static int wa_src_init(wa_source *s, int fd, int64_t size, wa_read_fn fn, void *ctx,
                        int64_t start, size_t cap, size_t maxcap) {
     memset(s, 0, sizeof(*s));
+    if (cap == 0) cap = 1; /* wa_src_grow doubles it */
     s->fd = fd;
     s->readfn = fn;
     s->ctx = ctx;
@@ -92,6 +93,10 @@ static int wa_src_fill(wa_source *s, size_t want) {
     return WA_OK;
 }
 
+/* Bytes a stream keeps before the offset asked for: ISA-L reads up to 8 + 328 bytes past a
+ * member's end, and the trailer is read back from there. */
+#define WA_SRC_HISTORY 1024
+
 /* Make bytes [off, off+want) available: *p points at offset off, *avail is how
  * many bytes are there (>= want unless the input ends first; capped by maxcap). */
 static int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p, size_t *avail) {
@@ -101,13 +106,15 @@ static int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p,
         *avail = s->len - (size_t)(off - s->base);
         return WA_OK;
     }
-    if (want > s->maxcap) want = s->maxcap;
-    if (want > s->cap && (rc = wa_src_grow(s, want)) != WA_OK) return rc;
+    size_t hist = s->fd >= 0 ? 0 : WA_SRC_HISTORY; /* a file is read again with pread instead */
+    if (want > s->maxcap - hist) want = s->maxcap - hist;
+    if (want + hist > s->cap && (rc = wa_src_grow(s, want + hist)) != WA_OK) return rc;
     if (off >= s->base && off <= s->base + (int64_t)s->len) {
         size_t skip = (size_t)(off - s->base);
+        skip = skip > hist ? skip - hist : 0;
         memmove(s->buf, s->buf + skip, s->len - skip);
         s->len -= skip;
-        s->base = off;
+        s->base += (int64_t)skip;
     } else if (s->fd >= 0) {
         s->base = off;
         s->len = 0;
@@ -134,8 +141,8 @@ static int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p,
     }
     /* read as much as fits: later requests are then served from memory */
     if ((rc = wa_src_fill(s, s->cap)) != WA_OK) return rc;
-    *p = s->buf;
-    *avail = s->len;
+    *p = s->buf + (off - s->base);
+    *avail = s->len - (size_t)(off - s->base);
     return WA_OK;
 }
 

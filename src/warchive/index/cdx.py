@@ -245,8 +245,10 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
         _index_python(path, write, opts, filename, stats)
         return stats
     fname = filename.encode("utf-8", "surrogateescape") if opts.cdx11 else _json_filename(filename)
-    ix = cdx_lines.LineIndexer(path, fname, cdx11=opts.cdx11,
-                               records=None if opts.records is None else opts.records,
+    records = opts.records
+    if records is not None and records != "all" and list(records) == list(DEFAULT_RECORDS):
+        records = None  # as cdxj-indexer (and wanted()): the default list given explicitly is the default
+    ix = cdx_lines.LineIndexer(path, fname, cdx11=opts.cdx11, records=records,
                                verify=opts.verify, start=start, stop=-1 if stop is None else stop)
     ref: Optional[_Reference] = None
     while True:
@@ -311,7 +313,12 @@ def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, st
 
 def _plain_lines(it, filename: str, opts: IndexOptions) -> Iterator[bytes]:
     for rec in it:
-        yield record_line(rec, filename, opts.cdx11) if wanted(rec, opts.records) else b""
+        line = record_line(rec, filename, opts.cdx11) if wanted(rec, opts.records) else b""
+        if rec.length is None:  # a shared gzip member is refused even when its records are not indexed,
+            raise RecordFormatError(it.path, rec.offset,  # as _Reference.index_at refuses it
+                                    "this gzip member holds several records, so they have no offsets of their own",
+                                    "recompress the file with one member per record (warcio recompress)")
+        yield line
 
 
 # --------------------------------------------------------------------------- -p: request bodies in keys

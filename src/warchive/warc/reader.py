@@ -442,7 +442,7 @@ class ArchiveIterator:
         end = rec._content_end
         sl = reader.member_sl
         if (rec.member_pos == 0 and end is not None and not self.verify and sl is not None
-                and sl[1] == end + 4):
+                and sl[1] == end + 4 and reader.seekable):  # a stream could not come back if `sl` is wrong
             member_end = reader.member_finish()
             if reader.member_trusted or (member_end - rec.offset == sl[0] and reader.member_produced == sl[1]):
                 rec._length = member_end - rec.offset
