@@ -381,28 +381,28 @@ static int wa_gz_whole_libdeflate(wa_gz *g) {
 }
 #endif
 
+/* Inflate the current member again from its first byte (the input must be able to go back). */
+static void wa_gz_restart(wa_gz *g) {
+    g->done = 0;
+    g->trusted_end = 0;
+    g->m_end = -1;
+    g->engine = WA_ENG_NONE;
+    g->out_len = 0;
+    g->out_start = 0;
+    g->produced = 0;
+    g->in_off = g->m_off + g->h.hlen;
+}
+
 /* Whole: inflate to the member end, checking CRC-32 and ISIZE. The first
  * `keep` bytes stay in out[0..) (more when libdeflate inflated everything). */
 static int wa_gz_whole(wa_gz *g, size_t keep) {
     int rc;
     if (g->done && !g->trusted_end) return WA_OK;
-    if (g->trusted_end) { /* we skipped on `sl`; now inflate for real */
-        g->done = 0;
-        g->trusted_end = 0;
-        g->engine = WA_ENG_NONE;
-        g->out_len = 0;
-        g->out_start = 0;
-        g->produced = 0;
-        g->in_off = g->m_off + g->h.hlen;
-    }
+    if (g->trusted_end) wa_gz_restart(g); /* we skipped on `sl`; now inflate for real */
     if (g->out_start != 0) keep = 0;
     /* a head inflated by zlib is cheap to redo: restart with the fast engines (if the input can go back) */
-    if (g->engine == WA_ENG_ZLIB && g->produced <= 64 * 1024 && g->out_start == 0 && g->src->fd >= 0) {
-        g->engine = WA_ENG_NONE;
-        g->out_len = 0;
-        g->produced = 0;
-        g->in_off = g->m_off + g->h.hlen;
-    }
+    if (g->engine == WA_ENG_ZLIB && g->produced <= 64 * 1024 && g->out_start == 0 && g->src->fd >= 0)
+        wa_gz_restart(g);
     wa_gz_crc_catchup(g); /* zlib goes on: a lazy CRC takes in the head before the loop below drops it */
 #ifdef WA_HAVE_LIBDEFLATE
     if (g->engine == WA_ENG_NONE) {
@@ -450,27 +450,13 @@ static int wa_gz_skip(wa_gz *g, int verify) {
 static int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, size_t *avail) {
     int rc;
     if (pos < g->out_start) return wa_gz_fail(g, WA_E_FORMAT, "stream went backwards", g->m_off);
-    if (g->trusted_end) {
-        /* skipped on `sl` but now the bytes are wanted: inflate for real */
-        size_t had = g->out_len;
-        g->done = 0;
-        g->trusted_end = 0;
-        g->engine = WA_ENG_NONE;
-        g->out_len = 0;
-        g->out_start = 0;
-        g->produced = 0;
-        g->in_off = g->m_off + g->h.hlen;
-        (void)had;
-    }
+    if (g->trusted_end) wa_gz_restart(g); /* skipped on `sl` but now the bytes are wanted */
     if (g->engine == WA_ENG_ZLIB && g->out_start == 0 && g->produced <= 64 * 1024 && !g->done &&
         pos + want > g->produced && g->src->fd >= 0) {
 #ifdef WA_HAVE_ISAL
         /* switch a small zlib head to ISA-L: same bytes, faster for the rest */
         size_t had = g->out_len;
-        g->engine = WA_ENG_NONE;
-        g->out_len = 0;
-        g->produced = 0;
-        g->in_off = g->m_off + g->h.hlen;
+        wa_gz_restart(g);
         if ((rc = wa_gz_run(g, had, 0)) != WA_OK) return rc;
 #endif
     }
