@@ -453,11 +453,24 @@ static int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, 
     if (g->trusted_end) wa_gz_restart(g); /* skipped on `sl` but now the bytes are wanted */
     if (g->engine == WA_ENG_ZLIB && g->out_start == 0 && g->produced <= 64 * 1024 && !g->done &&
         pos + want > g->produced && g->src->fd >= 0) {
-#ifdef WA_HAVE_ISAL
-        /* switch a small zlib head to ISA-L: same bytes, faster for the rest */
+        /* More than the head is wanted: a member of known, moderate size is inflated whole by
+         * libdeflate (no set-up cost, everything kept, later reads are slices); others switch the
+         * small zlib head to ISA-L streaming (same bytes, faster for the rest). */
         size_t had = g->out_len;
-        wa_gz_restart(g);
-        if ((rc = wa_gz_run(g, had, 0)) != WA_OK) return rc;
+#ifdef WA_HAVE_LIBDEFLATE
+        if (g->h.has_sl) {
+            wa_gz_restart(g);
+            rc = wa_gz_whole_libdeflate(g);
+            if (rc != WA_OK && rc != WA_SLOW) return rc;
+        }
+#endif
+#ifdef WA_HAVE_ISAL
+        if (!g->done) {
+            if (g->engine == WA_ENG_ZLIB) wa_gz_restart(g);
+            if ((rc = wa_gz_run(g, had, 0)) != WA_OK) return rc;
+        }
+#else
+        (void)had;
 #endif
     }
     uint64_t end = g->out_start + g->out_len;
