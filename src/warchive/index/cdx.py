@@ -87,6 +87,13 @@ def wanted(rec: Record, records: Union[None, str, Sequence[str]]) -> bool:
     return rec.type in records
 
 
+def shared_member_error(path: Optional[str], offset: int) -> RecordFormatError:
+    """Records that share a gzip member cannot be indexed: no offset reaches one of them alone."""
+    return RecordFormatError(path, offset,
+                             "this gzip member holds several records, so they have no offsets of their own",
+                             "recompress the file with one member per record (warcio recompress)")
+
+
 def payload_digest(rec: Record) -> str:
     import base64
     import hashlib
@@ -126,9 +133,7 @@ def record_fields(rec: Record, filename: str) -> dict:
         index["digest"] = digest
     length = rec.length
     if length is None:
-        raise RecordFormatError(rec._it.path if rec._it else None, rec.offset,
-                                "this gzip member holds several records, so they have no offsets of their own",
-                                "recompress the file with one member per record (warcio recompress)")
+        raise shared_member_error(rec._it.path if rec._it else None, rec.offset)
     index["length"] = str(length)
     index["offset"] = str(rec.offset)
     index["filename"] = filename
@@ -189,7 +194,7 @@ def _resync(path: str, off: int) -> int:
             cand = pos + i + (0 if gz else 1)
             if gz:
                 try:
-                    if r.member_begin(cand) and r.member_head(8)[:5].upper() in (b"WARC/",) :
+                    if r.member_begin(cand) and r.member_head(5).upper() == b"WARC/":
                         return cand
                 except ArchiveError:
                     pass
@@ -218,9 +223,7 @@ class _Reference:
             return b"", it.position
         line = record_line(rec, self.filename, self.opts.cdx11) if wanted(rec, self.opts.records) else b""
         if rec.length is None:
-            raise RecordFormatError(self.path, rec.offset,
-                                    "this gzip member holds several records, so they have no offsets of their own",
-                                    "recompress the file with one member per record (warcio recompress)")
+            raise shared_member_error(self.path, rec.offset)
         return line, it.position
 
 
@@ -236,11 +239,11 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
     """Write the lines of the records of one file that start in [start, stop)."""
     filename = filename if filename is not None else os.path.basename(path)
     stats = FileStats()
-    kernel_ok = not opts.post_append and not path.endswith(".zst") and os.path.isfile(path)
-    if kernel_ok:
+    kernel_ok = not opts.post_append and os.path.isfile(path)
+    if kernel_ok:  # the kernel reads gzip and plain WARC; zstd, ARC and the rest go to the reference
         with open(path, "rb") as f:
-            magic = f.read(4)
-        kernel_ok = magic[:2] == b"\x1f\x8b" or magic[:1] in (b"W", b"w")
+            magic = f.read(2)
+        kernel_ok = magic == b"\x1f\x8b" or magic[:1] in (b"W", b"w")
     if not kernel_ok:
         _index_python(path, write, opts, filename, stats)
         return stats
@@ -287,11 +290,7 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
 
 def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, stats: FileStats) -> None:
     """Whole file through the reference (zst, -p, streams)."""
-    try:
-        records = open_archive(path, verify=opts.verify)
-    except ArchiveError:
-        raise
-    with records as it:
+    with open_archive(path, verify=opts.verify) as it:
         source: Iterable = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
         while True:
             try:
@@ -314,10 +313,8 @@ def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, st
 def _plain_lines(it, filename: str, opts: IndexOptions) -> Iterator[bytes]:
     for rec in it:
         line = record_line(rec, filename, opts.cdx11) if wanted(rec, opts.records) else b""
-        if rec.length is None:  # a shared gzip member is refused even when its records are not indexed,
-            raise RecordFormatError(it.path, rec.offset,  # as _Reference.index_at refuses it
-                                    "this gzip member holds several records, so they have no offsets of their own",
-                                    "recompress the file with one member per record (warcio recompress)")
+        if rec.length is None:  # refused even when its records are not indexed, as in _Reference.index_at
+            raise shared_member_error(it.path, rec.offset)
         yield line
 
 
