@@ -123,13 +123,20 @@ static int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p,
             s->err_no = ESPIPE;
             return WA_E_IO;
         }
-        /* stream: read and drop everything up to off */
+        /* stream: read and drop everything up to off (a read may bring in bytes past off: keep those) */
         s->base += (int64_t)s->len;
         s->len = 0;
         while (s->base < off) {
             size_t chunk = (size_t)(off - s->base) < s->cap ? (size_t)(off - s->base) : s->cap;
             if ((rc = wa_src_fill(s, chunk)) != WA_OK) return rc;
             if (s->len == 0) break; /* input ended before off */
+            if (s->base + (int64_t)s->len > off) {
+                size_t skip = (size_t)(off - s->base);
+                memmove(s->buf, s->buf + skip, s->len - skip);
+                s->len -= skip;
+                s->base = off;
+                break;
+            }
             s->base += (int64_t)s->len;
             s->len = 0;
         }
