@@ -244,16 +244,28 @@ def _add(total: FileStats, s: FileStats) -> None:
 
 
 class AtomicOutput:
-    """A file written as NAME.tmp-XXXX and renamed to NAME on success (removed on failure)."""
+    """A file written as NAME.<random>.tmp and renamed to NAME once complete and on disk
+    (removed on failure): a reader never sees a NAME that is not whole.
+
+    Data goes to disk as it is written (fdatasync every 8 MiB), so that the final fsync
+    has little left to wait for."""
+
+    SYNC_EVERY = 8 << 20
 
     def __init__(self, path: str) -> None:
         self.path = path
-        d = os.path.dirname(os.path.abspath(path))
-        fd, self.tmp = _temp_file(d, os.path.basename(path) + ".", ".tmp")
+        self.dir = os.path.dirname(os.path.abspath(path))
+        fd, self.tmp = _temp_file(self.dir, os.path.basename(path) + ".", ".tmp")
         self.f: BinaryIO = os.fdopen(fd, "wb", buffering=1 << 20)
+        self._unsynced = 0
 
     def write(self, b: bytes) -> None:
         self.f.write(b)
+        self._unsynced += len(b)
+        if self._unsynced >= self.SYNC_EVERY:
+            self.f.flush()
+            os.fdatasync(self.f.fileno())
+            self._unsynced = 0
 
     def commit(self) -> None:
         self.f.flush()
@@ -261,6 +273,14 @@ class AtomicOutput:
         self.f.close()
         os.chmod(self.tmp, 0o644)
         os.replace(self.tmp, self.path)
+        try:  # the rename itself on disk
+            dfd = os.open(self.dir, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError:
+            pass
 
     def abort(self) -> None:
         self.f.close()
