@@ -74,5 +74,30 @@ class IndexFormatError(ArchiveError):
         return (type(self), (self.path, self.block, self.problem))
 
 
+class UnsortedInputError(IndexFormatError):
+    """An input that must be sorted (bytewise, as ``LC_ALL=C sort``) is not: line ``lineno``
+    sorts before the line above it. ``line`` and ``previous`` are the two lines (bytes)."""
+
+    def __init__(self, path: PathLike, lineno: int, line: bytes, previous: bytes) -> None:
+        self.lineno = lineno
+        self.line = line
+        self.previous = previous
+        ArchiveError.__init__(
+            self,
+            f"{os.fspath(path) if path is not None else '<stream>'}: line {lineno} is out of order: "
+            f"{_clip(line)!r} sorts before the line above it {_clip(previous)!r} "
+            "(sort it first: warchive sort)")
+        self.path = os.fspath(path) if path is not None else None
+        self.block = None
+        self.problem = f"line {lineno} is out of order"
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.lineno, self.line, self.previous))
+
+
+def _clip(b: bytes, n: int = 200) -> bytes:
+    return b if len(b) <= n else b[:n] + b"..."
+
+
 class CaptureNotFound(ArchiveError, LookupError):
     """No capture matches a lookup (or a revisit's original is missing)."""
