@@ -32,6 +32,7 @@ from io import FileIO as io_FileIO
 from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union
 
 from .._ext import line_sort as _k
+from ..errors import IndexFormatError
 
 PathLike = Union[str, "os.PathLike[str]"]
 Write = Callable[[bytes], object]
@@ -89,19 +90,49 @@ def open_input(path: PathLike) -> BinaryIO:
             from isal import igzip_threaded
 
             if raw is sys.stdin.buffer or not isinstance(raw, io_FileIO):
-                return igzip_threaded.open(raw, "rb", threads=1)  # type: ignore[no-any-return]
+                return _Decompressed(igzip_threaded.open(raw, "rb", threads=1), path, "gzip")
             raw.close()
-            return igzip_threaded.open(os.fspath(path), "rb", threads=1)  # type: ignore[no-any-return]
+            return _Decompressed(igzip_threaded.open(os.fspath(path), "rb", threads=1), path, "gzip")
         if magic == b"\x28\xb5\x2f\xfd" or (len(magic) == 4 and magic[0] & 0xF0 == 0x50
                                              and magic[1:] == b"\x2a\x4d\x18"):
             import zstandard
 
-            return zstandard.ZstdDecompressor().stream_reader(  # type: ignore[return-value]
-                raw, read_across_frames=True, closefd=True)
+            return _Decompressed(zstandard.ZstdDecompressor().stream_reader(
+                raw, read_across_frames=True, closefd=True), path, "zstd")
         return raw
     except BaseException:
         raw.close()
         raise
+
+
+class _Decompressed:
+    """A decompressing reader whose errors name the file (a damaged input is an IndexFormatError)."""
+
+    def __init__(self, f: BinaryIO, path: PathLike, what: str) -> None:
+        self.f = f
+        self.path = os.fspath(path)
+        self.what = what
+
+    def readinto(self, b: memoryview) -> int:
+        try:
+            return self.f.readinto(b)  # type: ignore[attr-defined,no-any-return]
+        except (MemoryError, KeyboardInterrupt):
+            raise
+        except OSError as e:
+            if e.errno is not None:  # the disk, not the data
+                raise
+            raise IndexFormatError(self.path, None, f"{self.what} data is damaged or truncated: {e}") from e
+        except Exception as e:
+            raise IndexFormatError(self.path, None, f"{self.what} data is damaged or truncated: {e}") from e
+
+    def close(self) -> None:
+        self.f.close()
+
+    def __enter__(self) -> "_Decompressed":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class _Output:
@@ -221,7 +252,8 @@ class _Chunker:
         while True:
             if self.fill == len(self.buf):
                 self.spill(final=False)
-            n = f.readinto(self.view[self.fill:])  # type: ignore[attr-defined]
+            with self.view[self.fill:] as window:
+                n = f.readinto(window)  # type: ignore[attr-defined]
             if not n:
                 break
             self.fill += n
@@ -292,8 +324,11 @@ class _Chunker:
 
     def release(self) -> None:
         if not self.buf.closed:
-            self.view.release()
-            self.buf.close()
+            try:
+                self.view.release()
+                self.buf.close()
+            except BufferError:  # a traceback still holds a view: the map goes with it
+                pass
 
     def close(self) -> None:
         self.runs.close()
