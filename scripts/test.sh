@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
+bash scripts/setup_pywb.sh   # pywb 2.10 in .venv-pywb: the CDX API oracle (tests/pywb_oracle.py)
 .venv/bin/python -m mypy
 .venv/bin/python -m pytest -q "$@"
 

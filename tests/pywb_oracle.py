@@ -1,0 +1,330 @@
+"""pywb 2.10 as the test oracle of the CDX query API, always run in a subprocess.
+
+pywb pins old dependencies, so it lives in its own virtual environment
+(``.venv-pywb``, made by ``scripts/setup_pywb.sh``) and is never imported by
+the tests. This module is both sides of that boundary:
+
+* imported by the tests (standard library only): ``pywb_cdx(sources, queries)``
+  answers many queries with ONE pywb process; ``pywb_server(sources)`` runs
+  pywb's HTTP server on 127.0.0.1 for load tests;
+* run as a script by ``.venv-pywb/bin/python`` (``python pywb_oracle.py JOB``):
+  it lays the sources out as a pywb deployment, builds pywb's own WSGI app
+  (``FrontEndApp``, what the ``wayback``/``pywb`` command serves) from a
+  generated ``config.yaml``, and answers ``GET /<coll>/cdx?<query>`` through
+  it. The app forwards the query to its internal warcserver over loopback
+  HTTP, exactly as a deployment does, so status, Content-Type and body bytes
+  are what a client of a real pywb would see.
+
+Layouts (``layout=``), i.e. how the collection's index is configured:
+
+``"auto"`` (default)
+    What ``wb-manager init``/``add`` make: ``collections/<coll>/indexes/``
+    holds the index files, the collection is found by pywb's automatic
+    collections. pywb adds ``source`` (``<coll>/indexes/<file name>``),
+    ``source-coll`` (``<coll>``) and ``access`` (``allow``) to every capture.
+``"config"``
+    ``config.yaml`` names the index: ``collections: {<coll>: {index: PATH}}``
+    where PATH is the one source itself, or a directory holding all sources
+    when there are several. pywb adds ``source`` (``<coll>``, or
+    ``<coll>:<file name>`` for a directory) and ``source-coll``; no ``access``.
+
+Sources are paths: sorted ``.cdxj``/``.cdx`` files (several are merged by
+pywb), or ZipNum clusters given by their ``.idx`` (or ``.summary``) file,
+whose ``.loc`` (same stem) and shards come along. Index files are linked
+into the deployment under their own base names (they must differ).
+
+This module must not import warchive or anything outside the standard
+library at module level: it runs in both interpreters.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Iterable, Iterator, List, Mapping, Sequence, Tuple, Union
+
+REPO = Path(__file__).resolve().parents[1]
+PYWB_VERSION = "2.10.0"
+CDX_EXTS = (".cdx", ".cdxj")
+ZIPNUM_EXTS = (".idx", ".summary")
+
+Query = Union[str, Mapping[str, object], Sequence[Tuple[str, str]]]
+Answer = Tuple[int, str, bytes]   # (HTTP status, Content-Type, body)
+
+
+class PywbUnavailable(RuntimeError):
+    """The pywb virtual environment is missing or broken; run ``bash scripts/setup_pywb.sh``."""
+
+
+# --------------------------------------------------------------------------- parent side (tests)
+
+def pywb_venv() -> Path:
+    """Where pywb is installed: ``$WARCHIVE_PYWB_VENV`` or ``<repo>/.venv-pywb``."""
+    return Path(os.environ.get("WARCHIVE_PYWB_VENV", REPO / ".venv-pywb"))
+
+
+def pywb_python() -> Path:
+    py = pywb_venv() / "bin" / "python"
+    if not py.exists():
+        raise PywbUnavailable(f"{py} not found: run `bash scripts/setup_pywb.sh` to install pywb {PYWB_VERSION}")
+    return py
+
+
+def pywb_available() -> bool:
+    try:
+        pywb_python()
+    except PywbUnavailable:
+        return False
+    return True
+
+
+def encode_query(query: Query) -> str:
+    """A query string: a ``str`` is sent as it is (raw bytes of the URL's query part);
+    a mapping or a list of pairs is percent-encoded, a list value giving the
+    parameter once per item (``{"filter": ["=status:200", "~mime:text/.*"]}``)."""
+    if isinstance(query, str):
+        return query
+    items = query.items() if isinstance(query, Mapping) else query
+    pairs = []
+    for name, value in items:
+        for v in (value if isinstance(value, (list, tuple)) else [value]):
+            pairs.append((name, str(v)))
+    return urllib.parse.urlencode(pairs)
+
+
+def _child_env() -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _job(kind: str, sources: Iterable, coll: str, layout: str, work: Path, **extra) -> Path:
+    if layout not in ("auto", "config"):
+        raise ValueError(f"layout must be 'auto' or 'config', not {layout!r}")
+    srcs = [str(Path(s).resolve()) for s in sources]
+    if not srcs:
+        raise ValueError("pywb needs at least one index source")
+    for s in srcs:
+        if not s.endswith(CDX_EXTS + ZIPNUM_EXTS):
+            raise ValueError(f"{s}: not a .cdx/.cdxj file or a ZipNum .idx/.summary")
+        if not Path(s).is_file():
+            raise FileNotFoundError(s)
+    names = [Path(s).name for s in srcs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"index sources need distinct base names: {names}")
+    job = dict(kind=kind, sources=srcs, coll=coll, layout=layout, root=str(work / "deploy"), **extra)
+    path = work / "job.json"
+    path.write_text(json.dumps(job))
+    return path
+
+
+def pywb_cdx(sources: Iterable, queries: Sequence[Query], coll: str = "coll", layout: str = "auto",
+             timeout: float = 600) -> List[Answer]:
+    """Answer every query as ``GET /<coll>/cdx?<query>`` of a pywb 2.10 deployment would.
+
+    One subprocess for all queries (start-up about 1 s, then a few ms a query).
+    Returns ``[(status, content_type, body)]`` in the order of ``queries``.
+    """
+    queries = [encode_query(q) for q in queries]
+    py = pywb_python()
+    with tempfile.TemporaryDirectory(prefix="pywb-oracle-") as tmp:
+        work = Path(tmp)
+        out = work / "answers.jsonl"
+        job = _job("query", sources, coll, layout, work, queries=queries, out=str(out))
+        proc = subprocess.run([str(py), "-I", str(Path(__file__).resolve()), str(job)], cwd=tmp,
+                              env=_child_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(f"pywb oracle failed (exit {proc.returncode}):\n"
+                               f"{proc.stderr.decode('utf-8', 'replace')[-4000:]}")
+        answers = [json.loads(line) for line in out.read_text().splitlines()]
+    if len(answers) != len(queries):
+        raise RuntimeError(f"pywb oracle answered {len(answers)} of {len(queries)} queries")
+    return [(a["status"], a["content_type"], base64.b64decode(a["body"])) for a in answers]
+
+
+class PywbServer:
+    """A running pywb (``wayback``-style FrontEndApp) on 127.0.0.1; see ``pywb_server``."""
+
+    def __init__(self, port: int, coll: str, proc: subprocess.Popen, log: Path):
+        self.port = port
+        self.coll = coll
+        self.proc = proc
+        self.log = log
+        self.base_url = f"http://127.0.0.1:{port}"
+        self.cdx_url = f"{self.base_url}/{coll}/cdx"
+
+    def query_url(self, query: Query) -> str:
+        return f"{self.cdx_url}?{encode_query(query)}"
+
+
+@contextlib.contextmanager
+def pywb_server(sources: Iterable, coll: str = "coll", layout: str = "auto", access_log: bool = True,
+                start_timeout: float = 60) -> Iterator[PywbServer]:
+    """Run pywb's HTTP server (the app of the ``wayback`` command, gevent) on 127.0.0.1, port 0.
+
+    Yields a ``PywbServer`` (``.port``, ``.cdx_url``, ``.query_url(q)``); the
+    process is stopped (SIGTERM, then SIGKILL) when the block ends.
+    ``access_log=False`` drops gevent's per-request log line, which the
+    ``wayback`` command writes.
+    """
+    py = pywb_python()
+    tmp = tempfile.mkdtemp(prefix="pywb-server-")
+    work = Path(tmp)
+    ready = work / "port"
+    log = work / "server.log"
+    job = _job("serve", sources, coll, layout, work, ready=str(ready), access_log=access_log)
+    with open(log, "wb") as logf:
+        proc = subprocess.Popen([str(py), "-I", str(Path(__file__).resolve()), str(job)], cwd=tmp,
+                                env=_child_env(), stdin=subprocess.DEVNULL, stdout=logf, stderr=logf)
+    try:
+        deadline = time.monotonic() + start_timeout
+        while not (ready.exists() and ready.read_text().endswith("\n")):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"pywb server did not start (exit {proc.poll()}):\n"
+                                   f"{log.read_text(errors='replace')[-4000:]}")
+            time.sleep(0.05)
+        yield PywbServer(int(ready.read_text()), coll, proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- child side (.venv-pywb)
+
+def _link(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if not dst.exists():
+        os.symlink(src, dst)
+
+
+def _place(src: str, into: Path) -> None:
+    """Link one source into directory ``into``; a ZipNum cluster brings its .loc and
+    the shards the .loc names by relative path (resolved from the original .loc)."""
+    s = Path(src)
+    _link(s, into / s.name)
+    if s.name.endswith(ZIPNUM_EXTS):
+        loc = s.with_suffix(".loc")
+        if not loc.exists():
+            raise FileNotFoundError(f"{loc}: the .loc of ZipNum summary {s}")
+        _link(loc, into / loc.name)
+        for line in loc.read_text().splitlines():
+            for path in line.split("\t")[1:]:
+                if path and "://" not in path and not os.path.isabs(path):
+                    _link((loc.parent / path).resolve(), into / path)
+
+
+def _deploy(job: dict) -> None:
+    """Lay out ``job['root']`` as a pywb deployment and chdir into it (pywb reads ./config.yaml)."""
+    root = Path(job["root"])
+    root.mkdir(parents=True)
+    coll = job["coll"]
+    config: dict = {"collections_root": "collections"}
+    if job["layout"] == "auto":
+        indexes = root / "collections" / coll / "indexes"
+        indexes.mkdir(parents=True)
+        (root / "collections" / coll / "archive").mkdir()
+        for s in job["sources"]:
+            _place(s, indexes)
+    else:
+        if len(job["sources"]) == 1 and not job["sources"][0].endswith(ZIPNUM_EXTS):
+            index = job["sources"][0]
+        else:
+            one = root / "index"
+            one.mkdir()
+            for s in job["sources"]:
+                _place(s, one)
+            index = str(one)
+            if len(job["sources"]) == 1:
+                index = str(one / Path(job["sources"][0]).name)
+        config["collections"] = {coll: {"index": index}}
+    (root / "config.yaml").write_text(json.dumps(config))   # JSON is YAML
+    os.chdir(root)
+
+
+def _make_app(job: dict):
+    # pywb prints chatter (config notes, "Dir ... unchanged") on stdout; keep stdout for nothing.
+    sys.stdout = sys.stderr
+    from pywb.apps.frontendapp import FrontEndApp   # patches the stdlib for gevent on import
+    return FrontEndApp(config_file="./config.yaml")
+
+
+def _wsgi_get(app, path: str, query: str) -> Answer:
+    import io
+    env = {
+        "REQUEST_METHOD": "GET", "SCRIPT_NAME": "", "PATH_INFO": path, "QUERY_STRING": query,
+        "REQUEST_URI": path + ("?" + query if query else ""),
+        "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "8080", "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": "127.0.0.1:8080", "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.version": (1, 0), "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": sys.stderr, "wsgi.multithread": False, "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    }
+    got: dict = {}
+
+    def start_response(status, headers, exc_info=None):
+        got["status"], got["headers"] = status, headers
+
+    chunks = app(env, start_response)
+    try:
+        body = b"".join(chunks)
+    finally:
+        close = getattr(chunks, "close", None)
+        if close:
+            close()
+    ctype = next((v for k, v in got["headers"] if k.lower() == "content-type"), "")
+    return int(got["status"].split(" ", 1)[0]), ctype, body
+
+
+def _child_query(job: dict) -> None:
+    _deploy(job)
+    app = _make_app(job)
+    path = f"/{job['coll']}/cdx"
+    with open(job["out"], "w") as out:
+        for q in job["queries"]:
+            status, ctype, body = _wsgi_get(app, path, q)
+            out.write(json.dumps({"status": status, "content_type": ctype,
+                                  "body": base64.b64encode(body).decode("ascii")}) + "\n")
+
+
+def _child_serve(job: dict) -> None:
+    _deploy(job)
+    app = _make_app(job)
+    from gevent.pywsgi import WSGIServer
+    from pywb.utils.geventserver import RequestURIWSGIHandler   # as the `wayback` command serves
+    server = WSGIServer(("127.0.0.1", 0), app, handler_class=RequestURIWSGIHandler,
+                        log=sys.stderr if job["access_log"] else None)
+    server.init_socket()
+    tmp = job["ready"] + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write(f"{server.address[1]}\n")
+    os.replace(tmp, job["ready"])
+    server.serve_forever()
+
+
+def _child_main(argv: List[str]) -> int:
+    job = json.loads(Path(argv[1]).read_text())
+    import pywb
+    if pywb.__version__ != PYWB_VERSION:
+        print(f"pywb {pywb.__version__} found, {PYWB_VERSION} wanted: rerun scripts/setup_pywb.sh", file=sys.stderr)
+        return 3
+    {"query": _child_query, "serve": _child_serve}[job["kind"]](job)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv))
