@@ -125,6 +125,19 @@ class _Decompressed:
         except Exception as e:
             raise IndexFormatError(self.path, None, f"{self.what} data is damaged or truncated: {e}") from e
 
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            chunks = []
+            while True:
+                c = self.read(4 << 20)
+                if not c:
+                    return b"".join(chunks)
+                chunks.append(c)
+        buf = bytearray(n)
+        k = self.readinto(memoryview(buf))
+        del buf[k:]
+        return bytes(buf)
+
     def close(self) -> None:
         self.f.close()
 

@@ -1,0 +1,603 @@
+"""ZipNum clusters: sorted CDX(J) lines in gzip blocks, found through a plain-text summary.
+
+The layout pywb reads (``ZipNumIndexSource``) and Common Crawl publishes
+(``cluster.idx`` beside ``cdx-00000.gz`` ...), written by ``write_zipnum`` and
+read by ``ZipNumIndex``. docs/format.md, section "ZipNum clusters", is the
+specification; in short::
+
+    cluster.idx    one line per block, sorted:
+                   <urlkey> <timestamp>\\t<part>\\t<offset>\\t<length>\\t<block number>\\n
+                   (the first two space-separated fields of the block's first
+                   line; byte offset and length of the block in the part;
+                   block numbers count from 1 across all parts)
+    cluster.loc    <part>\\t<path>[\\t<path>...]\\n   (paths relative to the .loc;
+                   optional: without it, parts are files beside the .idx)
+    cdx-00000.gz   the blocks, each one gzip member holding up to N lines
+                   (3,000 by default), each line ending with LF
+
+    +-----------------+-----------------+-----+    part file: gzip members
+    | member: lines   | member: lines   | ... |    back to back; the .idx
+    | 1 .. N          | N+1 .. 2N       |     |    gives each one's offset
+    +-----------------+-----------------+-----+    and length
+
+A range query binary-searches the .idx (mmap'd, never loaded whole) and
+inflates only the blocks that can hold lines of the range. This module must
+not interpret lines beyond their first two fields: the query engine does.
+"""
+
+from __future__ import annotations
+
+import bisect
+import mmap
+import os
+import threading
+from typing import (BinaryIO, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
+                    Union)
+
+from ..errors import IndexFormatError, UnsortedInputError
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+DEFAULT_LINES_PER_BLOCK = 3000
+DEFAULT_COMPRESSLEVEL = 6        # what Common Crawl's and the Internet Archive's writers use
+HEADER_PREFIX = b" CDX "
+
+__all__ = ["Block", "ZipNumIndex", "ZipNumCluster", "write_zipnum", "summary_key",
+           "DEFAULT_LINES_PER_BLOCK"]
+
+
+class Block(NamedTuple):
+    """One line of the summary: a gzip block of a part file."""
+
+    key: bytes      # "<urlkey> <timestamp>" of the block's first line
+    part: str       # part name, resolved through the .loc
+    offset: int     # byte offset of the gzip member in the part
+    length: int     # its compressed length
+    number: int     # the 5th column (1-based block number across the cluster); 0 when absent
+    line: bytes     # the summary line as it stands in the .idx (no LF): pywb's showPagedIndex output
+
+
+def summary_key(line: bytes) -> bytes:
+    """The summary key of a block starting with `line`: its first two space-separated fields."""
+    sp = line.find(b" ")
+    if sp < 0:
+        return line
+    sp2 = line.find(b" ", sp + 1)
+    return line if sp2 < 0 else line[:sp2]
+
+
+# --- reading -------------------------------------------------------------------
+
+def _inflate_fn():  # type: ignore[no-untyped-def]
+    try:
+        from isal import isal_zlib as z
+    except ImportError:  # pragma: no cover - isal is a dependency
+        import zlib as z
+    return z
+
+
+class ZipNumIndex:
+    """A ZipNum cluster opened by its summary (``.idx``; pywb also accepts ``.summary``).
+
+    ``range(start, stop)`` yields the lines (bytes, no LF) with start <= line < stop
+    bytewise, in order; ``blocks(start, stop)`` the summary entries whose blocks can
+    hold such lines. ``loc`` is the .loc file (default: the .idx name with .loc when
+    it exists; else parts are looked up beside the .idx, as Common Crawl lays them out).
+    """
+
+    def __init__(self, idx_path: PathLike, loc: Optional[PathLike] = None) -> None:
+        self.path = os.fspath(idx_path)
+        self._f = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+        self._size = os.fstat(self._f.fileno()).st_size
+        self._mm: Optional[mmap.mmap] = (
+            mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ) if self._size else None)
+        self._dir = os.path.dirname(os.path.abspath(self.path))
+        self.loc_path: Optional[str] = None
+        self._loc: Optional[Dict[str, List[str]]] = None
+        if loc is not None:
+            self.loc_path = os.fspath(loc)
+        else:
+            guess = os.path.splitext(self.path)[0] + ".loc"
+            if os.path.exists(guess):
+                self.loc_path = guess
+        if self.loc_path is not None:
+            self._loc = self._read_loc(self.loc_path)
+        self._fds: Dict[str, Tuple[int, int]] = {}   # part path -> (fd, size)
+        self._lock = threading.Lock()
+        self._z = _inflate_fn()
+
+    # lifetime
+    def close(self) -> None:
+        if self._mm is not None:
+            self._mm.close()
+            self._mm = None
+        self._f.close()
+        with self._lock:
+            for fd, _ in self._fds.values():
+                os.close(fd)
+            self._fds = {}
+
+    def __enter__(self) -> "ZipNumIndex":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _map(self) -> mmap.mmap:
+        if self._mm is None:
+            raise ValueError("ZipNumIndex is closed" if self._f.closed else "empty summary")
+        return self._mm
+
+    # .loc
+    @staticmethod
+    def _read_loc(path: str) -> Dict[str, List[str]]:
+        base = os.path.dirname(os.path.abspath(path))
+        out: Dict[str, List[str]] = {}
+        with open(path, "rb") as f:
+            for n, raw in enumerate(f, 1):
+                line = raw.rstrip(b"\r\n")
+                if not line.strip():
+                    continue
+                fields = line.split(b"\t")
+                if len(fields) < 2 or not fields[0]:
+                    raise IndexFormatError(path, None, f"line {n} is not '<part>\\t<path>': {line[:200]!r}")
+                try:
+                    name = fields[0].decode()
+                    paths = [p.decode() for p in fields[1:] if p]
+                except UnicodeDecodeError:
+                    raise IndexFormatError(path, None, f"line {n} is not UTF-8") from None
+                out[name] = [p if "://" in p else os.path.join(base, p) for p in paths]
+        return out
+
+    def part_paths(self, part: str, number: Optional[int] = None) -> List[str]:
+        """Where part `part` may be, in the order tried."""
+        if self._loc is None:
+            return [os.path.join(self._dir, part)]
+        try:
+            return self._loc[part]
+        except KeyError:
+            raise IndexFormatError(self.loc_path, number,
+                                   f"part {part!r} named by {self.path} is not in the .loc file") from None
+
+    def _open_part(self, b: Block) -> Tuple[str, int, int]:
+        paths = self.part_paths(b.part, b.number)
+        with self._lock:
+            for p in paths:
+                got = self._fds.get(p)
+                if got is not None:
+                    return p, got[0], got[1]
+            for p in paths:
+                if "://" in p:
+                    continue
+                try:
+                    fd = os.open(p, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                except FileNotFoundError:
+                    continue
+                size = os.fstat(fd).st_size
+                self._fds[p] = (fd, size)
+                return p, fd, size
+        if any("://" in p for p in paths):
+            raise IndexFormatError(paths[0], b.number, "remote part locations are not supported "
+                                   "(copy the parts next to the .idx, or list local paths in the .loc)")
+        raise IndexFormatError(paths[0], b.number, f"part file of block {b.number} is missing "
+                               f"(named by {self.loc_path or self.path})")
+
+    # the summary
+    def _line_bounds(self, pos: int) -> Tuple[int, int]:
+        mm = self._map()
+        s = mm.rfind(b"\n", 0, pos) + 1
+        e = mm.find(b"\n", s)
+        return s, (self._size if e < 0 else e)
+
+    def _key_at(self, s: int, e: int) -> bytes:
+        mm = self._map()
+        t = mm.find(b"\t", s, e)
+        if t < 0:
+            raise IndexFormatError(self.path, None, f"summary line at byte {s} has no tab: "
+                                   f"{mm[s:min(e, s + 200)]!r}")
+        return mm[s:t]
+
+    def _first_at_least(self, key: bytes) -> int:
+        """Byte offset of the first summary line whose key >= key (the size if none)."""
+        if self._mm is None:
+            return 0
+        lo, hi = 0, self._size
+        while lo < hi:
+            s, e = self._line_bounds((lo + hi) // 2)
+            if s < lo:  # pragma: no cover - lo always starts a line
+                s = lo
+            if self._key_at(s, e) < key:
+                lo = e + 1
+            else:
+                hi = s
+        return min(lo, self._size)
+
+    def _prev_line(self, s: int) -> Optional[Tuple[int, int]]:
+        if s <= 0:
+            return None
+        return self._line_bounds(s - 1)
+
+    def _block(self, s: int, e: int) -> Block:
+        line = self._map()[s:e]
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        fields = line.split(b"\t")
+        number = 0
+        if len(fields) >= 5:
+            try:
+                number = int(fields[4])
+            except ValueError:
+                raise IndexFormatError(self.path, None, f"summary line at byte {s}: block number "
+                                       f"{fields[4][:40]!r} is not a number") from None
+        if len(fields) < 4:
+            raise IndexFormatError(self.path, number or None, f"summary line at byte {s} has {len(fields)} "
+                                   f"fields, needs 4 or 5 (key, part, offset, length, number): {line[:200]!r}")
+        try:
+            offset, length = int(fields[2]), int(fields[3])
+        except ValueError:
+            raise IndexFormatError(self.path, number or None, f"summary line at byte {s}: offset/length "
+                                   f"{fields[2][:40]!r}/{fields[3][:40]!r} are not numbers") from None
+        if offset < 0 or length <= 0:
+            raise IndexFormatError(self.path, number or None, f"summary line at byte {s}: "
+                                   f"offset {offset} / length {length} out of range")
+        try:
+            part = fields[1].decode()
+        except UnicodeDecodeError:
+            raise IndexFormatError(self.path, number or None, f"summary line at byte {s}: part name "
+                                   "is not UTF-8") from None
+        return Block(fields[0], part, offset, length, number, line)
+
+    def _span(self, start: bytes, stop: Optional[bytes]) -> Tuple[int, int]:
+        """Byte range [a, b) of the summary lines whose blocks can hold lines in [start, stop)."""
+        if self._mm is None:
+            if self._f.closed:
+                raise ValueError("ZipNumIndex is closed")
+            return 0, 0
+        a = self._first_at_least(start)
+        # a block whose key is a proper prefix of start may begin with lines >= start
+        while True:
+            prev = self._prev_line(a)
+            if prev is None:
+                break
+            k = self._key_at(*prev)
+            if not (k < start and start.startswith(k)):
+                break
+            a = prev[0]
+        prev = self._prev_line(a)  # the block before holds lines up to a's first line
+        if prev is not None:
+            a = prev[0]
+        b = self._size if stop is None else self._first_at_least(stop)
+        return a, max(a, b)
+
+    def _iter_blocks(self, a: int, b: int) -> Iterator[Block]:
+        if a >= b:
+            return
+        mm = self._map()
+        pos = a
+        while pos < b:
+            e = mm.find(b"\n", pos, b)
+            if e < 0:
+                e = b
+            if e > pos and mm[pos:e].strip():
+                yield self._block(pos, e)
+            pos = e + 1
+
+    def blocks(self, start: bytes = b"", stop: Optional[bytes] = None) -> Iterator[Block]:
+        """The summary entries whose blocks can hold lines in [start, stop), in order.
+
+        As pywb's paged queries count them: the block before the first key >= start is
+        included (it may end with such lines); a range past the last key gives the last
+        block."""
+        a, b = self._span(start, stop)
+        return self._iter_blocks(a, b)
+
+    @property
+    def num_blocks(self) -> int:
+        """The number of blocks (summary lines): counted, as the .idx may lack numbers."""
+        if self._mm is None:
+            return 0
+        mm = self._map()
+        n, pos = 0, 0
+        while pos < self._size:
+            e = mm.find(b"\n", pos)
+            if e < 0:
+                e = self._size
+            if mm[pos:e].strip():
+                n += 1
+            pos = e + 1
+        return n
+
+    # the blocks
+    def read_block(self, b: Block) -> List[bytes]:
+        """The lines of block `b` (bytes, no LF), checked: one whole gzip member whose first
+        line starts with the block's key."""
+        path, fd, size = self._open_part(b)
+        if b.offset + b.length > size:
+            raise IndexFormatError(path, b.number, f"block at byte {b.offset} (+{b.length}) runs past the "
+                                   f"end of the part ({size} bytes): truncated part or wrong .idx")
+        data = os.pread(fd, b.length, b.offset)
+        if len(data) != b.length:
+            raise IndexFormatError(path, b.number, f"short read of the block at byte {b.offset}")
+        z = self._z
+        try:
+            d = z.decompressobj(31)
+            raw = d.decompress(data)
+            raw += d.flush()
+            ended = d.eof
+            extra = d.unused_data
+        except Exception as e:  # zlib.error / isal_zlib.error
+            raise IndexFormatError(path, b.number, f"block at byte {b.offset} is not a valid gzip "
+                                   f"member: {e}") from None
+        if not ended:
+            raise IndexFormatError(path, b.number, f"block at byte {b.offset} ends inside its gzip "
+                                   f"member (length {b.length} too short, or the part is damaged)")
+        if extra:
+            raise IndexFormatError(path, b.number, f"block at byte {b.offset}: {len(extra)} bytes follow "
+                                   f"its gzip member within its length {b.length}")
+        lines = raw.split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()
+        if lines and not lines[0].startswith(b.key):
+            raise IndexFormatError(path, b.number, f"block at byte {b.offset} starts with "
+                                   f"{lines[0][:100]!r}, not with its summary key {b.key[:100]!r} "
+                                   "(the .idx does not describe this part)")
+        return lines
+
+    def range(self, start: bytes, stop: Optional[bytes] = None) -> Iterator[bytes]:
+        """Lines with start <= line < stop (stop None: to the end), bytewise, in order."""
+        a, b = self._span(start, stop)
+        for blk in self._iter_blocks(a, b):
+            lines = self.read_block(blk)
+            lo = bisect.bisect_left(lines, start) if lines and lines[0] < start else 0
+            hi = len(lines)
+            if stop is not None and lines and lines[-1] >= stop:
+                hi = bisect.bisect_left(lines, stop, lo)
+            yield from lines[lo:hi]
+            if hi < len(lines):
+                return
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self.range(b"", None)
+
+    def verify(self) -> int:
+        """Read everything and check it: summary fields and order, every block, line order
+        within and across blocks. Returns the number of lines; raises IndexFormatError."""
+        prev_key: Optional[bytes] = None
+        prev_line: Optional[bytes] = None
+        prev_number = 0
+        count = 0
+        for blk in (self._iter_blocks(0, self._size) if self._mm is not None else iter(())):
+            if prev_key is not None and blk.key < prev_key:
+                raise IndexFormatError(self.path, blk.number, f"summary key {blk.key[:100]!r} sorts before "
+                                       f"the key above it {prev_key[:100]!r}")
+            if blk.number and prev_number and blk.number != prev_number + 1:
+                raise IndexFormatError(self.path, blk.number, f"block numbers jump from {prev_number} "
+                                       f"to {blk.number}")
+            lines = self.read_block(blk)
+            for i, line in enumerate(lines):
+                if prev_line is not None and line < prev_line:
+                    raise IndexFormatError(self.part_paths(blk.part)[0], blk.number,
+                                           f"line {i + 1} of the block is out of order: {line[:100]!r}")
+                prev_line = line
+            count += len(lines)
+            prev_key, prev_number = blk.key, blk.number
+        return count
+
+    def count_lines(self) -> int:
+        """The number of lines (inflates every block: as costly as reading the whole index)."""
+        if self._mm is None:
+            return 0
+        return sum(len(self.read_block(b)) for b in self._iter_blocks(0, self._size))
+
+
+# --- writing -------------------------------------------------------------------
+
+class ZipNumCluster(NamedTuple):
+    """What write_zipnum wrote."""
+
+    idx: str
+    loc: str
+    parts: List[str]
+    lines: int
+    blocks: int
+
+
+def _names(out: PathLike) -> Tuple[str, str, str, str]:
+    """(directory, idx path, loc path, part name pattern) for an output directory or prefix."""
+    out_s = os.fspath(out)
+    if os.path.isdir(out_s) or out_s.endswith(os.sep):
+        d = out_s.rstrip(os.sep) or os.sep
+        return d, os.path.join(d, "cluster.idx"), os.path.join(d, "cluster.loc"), "cdx-{:05d}.gz"
+    if out_s.endswith((".idx", ".summary")):
+        out_s = os.path.splitext(out_s)[0]
+    d = os.path.dirname(os.path.abspath(out_s))
+    base = os.path.basename(out_s)
+    return d, out_s + ".idx", out_s + ".loc", base + "-{:05d}.cdx.gz"
+
+
+def _iter_source(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[str, Iterator[bytes]]:
+    """(name for messages, the lines without LF)."""
+    if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+
+        def gen() -> Iterator[bytes]:
+            from .sort import open_input
+
+            with open_input(name) as f:
+                yield from _split_stream(f)
+        return name, gen()
+    if hasattr(source, "readinto") or hasattr(source, "read"):
+        return getattr(source, "name", "<stream>"), _split_stream(source)  # type: ignore[arg-type]
+
+    def strip() -> Iterator[bytes]:
+        for line in source:  # type: ignore[union-attr]
+            yield line[:-1] if line.endswith(b"\n") else line
+    return "<lines>", strip()
+
+
+def _split_stream(f: BinaryIO) -> Iterator[bytes]:
+    rest = b""
+    while True:
+        chunk = f.read(4 << 20)
+        if not chunk:
+            break
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop()
+        yield from lines
+    if rest:
+        yield rest
+
+
+def _blocks_of(lines: Iterator[bytes], n: int, name: str) -> Iterator[List[bytes]]:
+    """Groups of n index lines, header and empty lines left out, order checked."""
+    block: List[bytes] = []
+    prev = b""
+    lineno = 0
+    for line in lines:
+        lineno += 1
+        if not line or line.startswith(HEADER_PREFIX):
+            continue
+        if line < prev:
+            raise UnsortedInputError(name, lineno, line, prev)
+        prev = line
+        block.append(line)
+        if len(block) == n:
+            yield block
+            block = []
+    if block:
+        yield block
+
+
+def _compress(lines: List[bytes], level: int) -> bytes:
+    import zlib
+
+    # one gzip member (header with mtime 0, as zlib writes it), as Common Crawl's writer makes them
+    return zlib.compress(b"\n".join(lines) + b"\n", level, 31)
+
+
+def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLike,
+                 lines_per_block: int = DEFAULT_LINES_PER_BLOCK, parts: int = 1, *,
+                 compresslevel: int = DEFAULT_COMPRESSLEVEL, threads: Optional[int] = None) -> ZipNumCluster:
+    """Write sorted lines as a ZipNum cluster pywb and Common Crawl tools can read.
+
+    `source`: a sorted CDX/CDXJ file (plain, gzip or zstd), a binary stream, or an
+    iterable of lines (with or without LF). Header (`` CDX ...``) and empty lines are
+    left out; an out-of-order line raises UnsortedInputError and nothing is published.
+    `out`: a directory (cluster.idx, cluster.loc, cdx-00000.gz ... inside, Common Crawl's
+    names) or a prefix P (P.idx, P.loc, P-00000.cdx.gz ...). With `parts` > 1 the lines
+    are cut, at block boundaries, into parts of about equal uncompressed size (the
+    source is read twice, or spooled to a temporary file when it is a stream).
+    Every file is written under a temporary name and renamed when all are complete,
+    the .idx last: a reader never finds a summary whose parts are not there."""
+    if lines_per_block < 1:
+        raise ValueError("lines_per_block must be >= 1")
+    if parts < 1:
+        raise ValueError("parts must be >= 1")
+    from .build import AtomicOutput
+
+    d, idx_path, loc_path, pattern = _names(out)
+    os.makedirs(d, exist_ok=True)
+    spool = None
+    total = 0
+    if parts > 1:
+        spool, total, source = _measure(source)
+    name, lines = _iter_source(source)
+    threads = threads or (2 if (os.cpu_count() or 1) >= 2 else 1)
+
+    idx = AtomicOutput(idx_path)
+    outs: List[AtomicOutput] = [idx]
+    part_names: List[str] = []
+    loc_lines: List[bytes] = []
+    nlines = nblocks = 0
+    try:
+        part_out: Optional[AtomicOutput] = None
+        part_name = ""
+        offset = 0
+        done_bytes = 0
+        prev_key = b""
+        for block, data in _compressed(_blocks_of(lines, lines_per_block, name), compresslevel, threads):
+            if part_out is None or (parts > 1 and len(part_names) < parts
+                                    and done_bytes >= total * len(part_names) // parts):
+                part_name = pattern.format(len(part_names))
+                part_out = AtomicOutput(os.path.join(d, part_name))
+                outs.append(part_out)
+                part_names.append(part_name)
+                loc_lines.append(f"{part_name}\t{part_name}\n".encode())
+                offset = 0
+            key = summary_key(block[0])
+            if key < prev_key:
+                # only when the second field holds bytes below space: "a b\x01 x" then "a b y"
+                # would give keys "a b\x01", "a b". The whole line keeps the summary sorted.
+                key = block[0]
+            prev_key = key
+            if b"\t" in key:
+                raise IndexFormatError(name, None, f"the key of line {block[0][:100]!r} holds a tab: "
+                                       "ZipNum summaries are tab-separated")
+            nblocks += 1
+            nlines += len(block)
+            done_bytes += sum(len(x) + 1 for x in block)
+            part_out.write(data)
+            idx.write(b"%s\t%s\t%d\t%d\t%d\n" % (key, part_name.encode(), offset, len(data), nblocks))
+            offset += len(data)
+        loc = AtomicOutput(loc_path)
+        outs.append(loc)
+        loc.write(b"".join(loc_lines))
+        # publish: parts, then the .loc, then the .idx that points into them
+        for o in outs[1:]:
+            o.commit()
+        idx.commit()
+    except BaseException:
+        for o in outs:
+            if not o.f.closed:
+                o.abort()
+        raise
+    finally:
+        if spool is not None:
+            spool.close()
+    return ZipNumCluster(idx_path, loc_path, [os.path.join(d, p) for p in part_names], nlines, nblocks)
+
+
+def _compressed(blocks: Iterator[List[bytes]], level: int, threads: int) -> Iterator[Tuple[List[bytes], bytes]]:
+    """(block, its gzip member), in order; zlib releases the GIL, so `threads` compress at once."""
+    if threads <= 1:
+        for b in blocks:
+            yield b, _compress(b, level)
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="warchive-zipnum") as ex:
+        pending: deque = deque()
+        for b in blocks:
+            pending.append((b, ex.submit(_compress, b, level)))
+            if len(pending) > 2 * threads:
+                blk, fut = pending.popleft()
+                yield blk, fut.result()
+        while pending:
+            blk, fut = pending.popleft()
+            yield blk, fut.result()
+
+
+def _measure(source: Union[PathLike, BinaryIO, Iterable[bytes]]):  # type: ignore[no-untyped-def]
+    """(spool file or None, total uncompressed bytes, the source to read again)."""
+    if isinstance(source, (str, os.PathLike)):
+        from .sort import open_input
+
+        total = 0
+        with open_input(source) as f:
+            while True:
+                chunk = f.read(4 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+        return None, total, source
+    import tempfile
+
+    spool = tempfile.TemporaryFile()
+    name, lines = _iter_source(source)
+    total = 0
+    for line in lines:
+        spool.write(line + b"\n")
+        total += len(line) + 1
+    spool.seek(0)
+    return spool, total, spool
