@@ -187,7 +187,7 @@ def sort_chunk(const uint8_t[::1] buf, Py_ssize_t n, out, int threads=1,
         wa_out_free(&o)
 
 
-def merge(list sources, out, list names=None, bint check=False,
+def merge(sources, out, list names=None, bint check=False,
           Py_ssize_t bufsize=1 << 20, Py_ssize_t outbuf=1 << 20):
     """Merge sorted sources into ``out``, identical lines once; returns (lines_out, repeats_dropped).
 

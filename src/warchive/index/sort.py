@@ -29,7 +29,7 @@ import mmap
 import os
 import sys
 from io import FileIO as io_FileIO
-from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union
+from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union, cast
 
 from .._ext import line_sort as _k
 from ..errors import IndexFormatError
@@ -83,22 +83,24 @@ def open_input(path: PathLike) -> BinaryIO:
         else:
             import io
 
-            raw = io.BufferedReader(raw, 1 << 20)  # type: ignore[arg-type]
-            magic = raw.peek(4)[:4]  # type: ignore[attr-defined]
+            buffered = io.BufferedReader(cast(io.RawIOBase, raw), 1 << 20)
+            magic = buffered.peek(4)[:4]
+            raw = cast(BinaryIO, buffered)
         if magic[:2] == b"\x1f\x8b":
             # inflated in a thread of its own (ISA-L releases the GIL): it overlaps the sort
             from isal import igzip_threaded
 
             if raw is sys.stdin.buffer or not isinstance(raw, io_FileIO):
-                return _Decompressed(igzip_threaded.open(raw, "rb", threads=1), path, "gzip")
+                return cast(BinaryIO, _Decompressed(igzip_threaded.open(raw, "rb", threads=1), path, "gzip"))
             raw.close()
-            return _Decompressed(igzip_threaded.open(os.fspath(path), "rb", threads=1), path, "gzip")
+            return cast(BinaryIO, _Decompressed(igzip_threaded.open(os.fspath(path), "rb", threads=1), path,
+                                                "gzip"))
         if magic == b"\x28\xb5\x2f\xfd" or (len(magic) == 4 and magic[0] & 0xF0 == 0x50
                                              and magic[1:] == b"\x2a\x4d\x18"):
             import zstandard
 
-            return _Decompressed(zstandard.ZstdDecompressor().stream_reader(
-                raw, read_across_frames=True, closefd=True), path, "zstd")
+            return cast(BinaryIO, _Decompressed(zstandard.ZstdDecompressor().stream_reader(
+                raw, read_across_frames=True, closefd=True), path, "zstd"))
         return raw
     except BaseException:
         raw.close()
@@ -115,7 +117,7 @@ class _Decompressed:
 
     def readinto(self, b: memoryview) -> int:
         try:
-            return self.f.readinto(b)  # type: ignore[attr-defined,no-any-return]
+            return self.f.readinto(b)  # type: ignore[attr-defined]
         except (MemoryError, KeyboardInterrupt):
             raise
         except OSError as e:
@@ -127,7 +129,7 @@ class _Decompressed:
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
-            chunks = []
+            chunks: List[bytes] = []
             while True:
                 c = self.read(4 << 20)
                 if not c:
@@ -239,6 +241,16 @@ class _Runs:
         self.levels = []
 
 
+def _anon_map(size: int) -> mmap.mmap:
+    m = mmap.mmap(-1, size)
+    if size >= 8 << 20 and hasattr(mmap, "MADV_HUGEPAGE"):
+        try:  # the sort reads lines at random: fewer TLB misses (about 20% faster here)
+            m.madvise(mmap.MADV_HUGEPAGE)
+        except OSError:
+            pass
+    return m
+
+
 class _Chunker:
     """A buffer of whole lines, sorted into a run when full.
 
@@ -253,7 +265,7 @@ class _Chunker:
         self.mem_limit = mem_limit
         # an anonymous map: pages are zeroed by the kernel when first touched (a bytearray
         # would be zeroed whole up front), and unmapped as soon as the buffer is released
-        self.buf = mmap.mmap(-1, self.cap)
+        self.buf = _anon_map(self.cap)
         self.view = memoryview(self.buf)
         self.fill = 0
         self.threads = threads
@@ -289,7 +301,7 @@ class _Chunker:
     def _grow(self) -> None:
         if len(self.buf) * 2 > _k.MAX_CHUNK:
             raise ValueError(f"a line longer than {_k.MAX_CHUNK} bytes cannot be sorted")
-        big = mmap.mmap(-1, len(self.buf) * 2)
+        big = _anon_map(len(self.buf) * 2)
         big[:self.fill] = self.view[:self.fill]
         self.view.release()
         self.buf.close()

@@ -31,7 +31,7 @@ import bisect
 import mmap
 import os
 import threading
-from typing import (BinaryIO, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
+from typing import (Any, BinaryIO, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
                     Union)
 
 from ..errors import IndexFormatError, UnsortedInputError
@@ -68,12 +68,13 @@ def summary_key(line: bytes) -> bytes:
 
 # --- reading -------------------------------------------------------------------
 
-def _inflate_fn():  # type: ignore[no-untyped-def]
+def _inflate_fn() -> Any:
     try:
-        from isal import isal_zlib as z
+        from isal import isal_zlib
+        return isal_zlib
     except ImportError:  # pragma: no cover - isal is a dependency
-        import zlib as z
-    return z
+        import zlib
+        return zlib
 
 
 class ZipNumIndex:
@@ -430,7 +431,7 @@ def _iter_source(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[st
         return getattr(source, "name", "<stream>"), _split_stream(source)  # type: ignore[arg-type]
 
     def strip() -> Iterator[bytes]:
-        for line in source:  # type: ignore[union-attr]
+        for line in source:
             yield line[:-1] if line.endswith(b"\n") else line
     return "<lines>", strip()
 
@@ -578,7 +579,7 @@ def _compressed(blocks: Iterator[List[bytes]], level: int, threads: int) -> Iter
             yield blk, fut.result()
 
 
-def _measure(source: Union[PathLike, BinaryIO, Iterable[bytes]]):  # type: ignore[no-untyped-def]
+def _measure(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[Optional[BinaryIO], int, Any]:
     """(spool file or None, total uncompressed bytes, the source to read again)."""
     if isinstance(source, (str, os.PathLike)):
         from .sort import open_input
