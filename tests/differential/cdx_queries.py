@@ -256,7 +256,7 @@ class Case:
     contains  byte strings the body must hold; ``absent``: must not hold
     ctype     the Content-Type, when the case is about it
     differs   a rule of docs/cdx-api.md by which warchive deliberately answers
-              otherwise (D1-D6, W1-W20): the differential test compares with that
+              otherwise (D1-D7, W1-W20): the differential test compares with that
               rule, and ``note`` says what warchive answers
     """
     id: str
@@ -323,6 +323,8 @@ CASES: List[Case] = [
     C("req-raw-pair-without-value", "R2", "url=http://example.com/&resolveRevisits&output=json", lines=10,
       absent=[b"orig.length"]),
     C("req-mode-ignored", "R1", q(mode="list_sources"), lines=10, ctype=CDXJ),
+    C("req-raw-bad-escape-elsewhere", "R1 D7", "url=http%3A%2F%2Fexample.com%2F&x=%zz&output=text", lines=0,
+      differs="D7", note="warchive: the 10 captures of http://example.com/ (the url is decoded)"),
     C("req-unknown-param", "R5 W20", q(offset="2", gzip="false", showDupeCount="true"), lines=10),
     C("req-bool-maybe", "R3 R29", q(resolveRevisits="maybe", output="json"), lines=10,
       contains=[b'"orig.offset": "669"']),
