@@ -342,3 +342,33 @@ def test_sort_10gb_under_512mb(tmp_path_factory):
         subprocess.run(["sort", "-c", "-u", str(out)], env=dict(os.environ, LC_ALL="C"), check=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_write_error_surfaces_and_leaves_nothing(tmp_path, monkeypatch):
+    """The output is written by a thread of its own: its errors still reach the caller."""
+    import errno
+
+    from warchive.index import build
+
+    rng = random.Random(5)
+    src = write_lines(tmp_path / "in.cdxj", [cdxj_line(rng, i) for i in range(20_000)])
+    calls = []
+
+    def full(self, b):
+        calls.append(len(b))
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(build.AtomicOutput, "write", full)
+    out = tmp_path / "out.cdxj"
+    with pytest.raises(OSError, match="No space left"):
+        sort_files([src], out, mem_limit=1 << 20, tmpdir=str(tmp_path))
+    with pytest.raises(OSError, match="No space left"):
+        sort_files([src], out)
+    assert calls and sorted(p.name for p in tmp_path.iterdir()) == ["in.cdxj"]
+    got: List[bytes] = []
+
+    def boom(b):
+        got.append(b)
+        raise ValueError("callable refused")
+    with pytest.raises(ValueError, match="callable refused"):
+        sort_files([src], boom)
+    assert len(got) == 1

@@ -150,16 +150,59 @@ class _Decompressed:
         self.close()
 
 
+class _Behind:
+    """Writes done by a thread of their own, a few buffers behind: the sort goes on while
+    the output's fdatasync waits for the disk. Errors surface at the next write or at close."""
+
+    DEPTH = 4
+
+    def __init__(self, write: Write) -> None:
+        import queue
+        import threading
+
+        self._write = write
+        self._q: "queue.Queue[Optional[bytes]]" = queue.Queue(self.DEPTH)
+        self._error: Optional[BaseException] = None
+        self._t = threading.Thread(target=self._run, name="warchive-sort-writer", daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        while True:
+            b = self._q.get()
+            if b is None:
+                return
+            if self._error is None:
+                try:
+                    self._write(b)
+                except BaseException as e:
+                    self._error = e
+
+    def write(self, b: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        self._q.put(b)
+
+    def close(self) -> None:
+        """Wait for every write; raise the first error."""
+        if self._t.is_alive():
+            self._q.put(None)
+            self._t.join()
+        if self._error is not None:
+            raise self._error
+
+
 class _Output:
     """Where sorted lines go: a path (atomic publish), "-" (stdout) or a binary file / write callable."""
 
     def __init__(self, output: Union[PathLike, BinaryIO, Write]) -> None:
         self._atomic = None
+        self._behind: Optional[_Behind] = None
         if isinstance(output, (str, os.PathLike)) and os.fspath(output) != "-":
             from .build import AtomicOutput
 
             self._atomic = AtomicOutput(os.fspath(output))
-            self.write: Write = self._atomic.write
+            self._behind = _Behind(self._atomic.write)
+            self.write: Write = self._behind.write
         elif isinstance(output, (str, os.PathLike)):
             self.write = sys.stdout.buffer.write
         elif callable(getattr(output, "write", None)):
@@ -170,10 +213,17 @@ class _Output:
             raise TypeError("output must be a path, a binary file or a write callable")
 
     def commit(self) -> None:
+        if self._behind is not None:
+            self._behind.close()
         if self._atomic is not None:
             self._atomic.commit()
 
     def abort(self) -> None:
+        if self._behind is not None:
+            try:
+                self._behind.close()
+            except BaseException:
+                pass
         if self._atomic is not None:
             self._atomic.abort()
 
