@@ -1,0 +1,899 @@
+"""The CDX query API: what `GET /<coll>/cdx?<params>` answers, with pywb 2.10's semantics.
+
+docs/cdx-api.md is the specification: rules R1-R70 (pywb), the deliberate
+differences D1-D7 and the Wayback CDX server's extras W1-W20; comments here
+cite them. One engine serves the three doors: the Python API
+(`Index.query`), the HTTP endpoint (warchive.index.http) and `warchive cdx`.
+
+Pipeline (R28): parameters -> key range -> lines of the sources (merged,
+named) -> captures -> resolveRevisits -> filters -> from/to -> collapseTime,
+collapse -> closest | reverse | limit (negative limits, fastLatest) -> fuzzy
+fallback when empty -> access -> output. Every parameter error is found
+before the first byte of the answer (D1, D5).
+
+This module does not read files itself: sources do (warchive.index.sources).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections import OrderedDict, deque
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus, urlsplit
+
+from ..errors import ArchiveError
+from ..surt import surt as _surt
+from ..errors import UrlError
+
+DEFAULT_LIMIT = 100000
+FALSE_VALUES = ("0", "false", "f", "off")
+
+# R34: field aliases (pywb's table; `s` ends up meaning length)
+ALIASES = {"u": "url", "original": "url", "statuscode": "status", "mimetype": "mime", "m": "mime",
+           "l": "length", "s": "length", "o": "offset", "d": "digest", "t": "timestamp", "k": "urlkey",
+           "f": "filename"}
+
+# R14: CDX formats by field count
+_CDX_FORMATS = {
+    7: ("urlkey", "timestamp", "url", "mime", "status", "digest", "length"),
+    9: ("urlkey", "timestamp", "url", "mime", "status", "digest", "redirect", "offset", "filename"),
+    10: ("urlkey", "timestamp", "url", "mime", "status", "digest", "redirect", "robotflags", "offset",
+         "filename"),
+    11: ("urlkey", "timestamp", "url", "mime", "status", "digest", "redirect", "robotflags", "length",
+         "offset", "filename"),
+    14: ("urlkey", "timestamp", "url", "mime", "status", "digest", "redirect", "robotflags", "length",
+         "offset", "filename", "orig.length", "orig.offset", "orig.filename"),
+}
+_CDX_FORMATS[12] = _CDX_FORMATS[9] + ("orig.length", "orig.offset", "orig.filename")
+_CDX_FORMATS[13] = _CDX_FORMATS[10] + ("orig.length", "orig.offset", "orig.filename")
+
+OUTPUTS = {"cdxj": "text/x-cdxj", "json": "text/x-ndjson", "text": "text/plain",
+           "link": "application/link-format"}
+ERROR_CTYPE = "application/json; charset=utf-8"
+
+# R51: the generic fuzzy rule's data (pywb's default_filters)
+_FUZZY_NOT_EXTS = ("asp", "aspx", "jsp", "php", "pl", "exe", "dll")
+_FUZZY_MIMES = ("application/x-shockwave-flash", "application/dash+xml", "application/x-mpegURL",
+                "application/vnd.apple.mpegurl")
+_FUZZY_NORMALIZE = [(re.compile(p), r) for p, r in (
+    (r"[?&](_|cb|uncache)=([\d]+)(?=&|$)", ""),
+    (r"[?&]utm_[^=]+=[^&]+(?=&|$)", ""),
+    (r"[?&](callback=jsonp)[^&]+(?=&|$)", r"\1"),
+    (r"[?&]((?:\w+)=jquery)[\d]+_[\d]+", r"\1"),
+    (r"[?&](\w*(bust|ts)\w*=1[\d]{12,15})(?=&|$)", ""),
+    (r"[?&](fbclid)=(.*)+(?=&|$)", ""),
+)]
+_FUZZY_SKIP = ("alt_url", "reverse", "closest", "end_key", "url", "matchType", "filter")
+
+
+class QueryError(ArchiveError, ValueError):
+    """A bad query: answered with `status` and {"message": ...} (R63-R65, D1)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+# --------------------------------------------------------------------------- parameters (R2, R3)
+
+Params = Dict[str, Any]   # name -> str; "filter" and "collapse" -> list of str
+
+
+def parse_query_string(qs: str) -> Params:
+    """R2: parse_qsl with defaults; the last value wins, filter and collapse collect."""
+    params: Params = {}
+    for name, value in parse_qsl(qs):
+        if name in ("filter", "collapse"):
+            params.setdefault(name, []).append(value)
+        else:
+            params[name] = value
+    return params
+
+
+def params_from(mapping: Union[str, Mapping[str, Any], Iterable[Tuple[str, Any]]]) -> Params:
+    """Parameters from a query string, a mapping, or (name, value) pairs (Python API, CLI)."""
+    if isinstance(mapping, str):
+        return parse_query_string(mapping)
+    items = mapping.items() if isinstance(mapping, Mapping) else mapping
+    params: Params = {}
+    for name, value in items:
+        if value is None:
+            continue
+        if name in ("filter", "collapse"):
+            vals = [value] if isinstance(value, str) else list(value)
+            params.setdefault(name, []).extend(str(v) for v in vals if str(v) != "")
+            if not params[name]:
+                del params[name]
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        value = str(value)
+        if value == "":  # R2: an empty value is as if absent
+            continue
+        params[name] = value
+    return params
+
+
+def to_bool(value: Optional[str], default: bool = False) -> bool:
+    if value is None or value == "":
+        return default
+    return value.lower() not in FALSE_VALUES
+
+
+# --------------------------------------------------------------------------- captures (R14)
+
+class Capture:
+    """One index line as fields (ordered). `line` is the stored line while nothing changed (R17)."""
+
+    __slots__ = ("fields", "line", "from_json", "_json", "source_pos")
+
+    def __init__(self, fields: "OrderedDict[str, Any]", line: Optional[bytes], from_json: bool) -> None:
+        self.fields = fields
+        self.line = line
+        self.from_json = from_json
+        self._json: Optional[str] = None
+        self.source_pos = 0
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.fields.get(name, default)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.fields[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.fields
+
+    def set(self, name: str, value: Any) -> None:
+        self.fields[name] = value
+        self.line = None
+        self._json = None
+
+    def to_json(self, fields: Optional[Sequence[str]] = None) -> str:
+        f = self.fields
+        if fields is None:
+            return json.dumps(OrderedDict((k, v) for k, v in f.items() if not k.startswith("_")))
+        return json.dumps(OrderedDict((k, f[k]) for k in fields if k in f))
+
+    def json_key(self) -> str:
+        """R19: what pywb's merge compares (the JSON of all fields)."""
+        if self._json is None:
+            self._json = self.to_json()
+        return self._json
+
+    def __lt__(self, other: "Capture") -> bool:
+        return self.json_key() < other.json_key()
+
+    def text(self) -> str:
+        """R36: the whole-capture subject of a field-less filter."""
+        if self.line is not None:
+            return self.line.decode("utf-8")
+        if not self.from_json:
+            return " ".join(str(v) for v in self.fields.values())
+        return json.dumps(self.fields)
+
+
+def parse_line(line: bytes) -> Capture:
+    """A stored index line as pywb reads it (R14)."""
+    line = line.rstrip()
+    parts = line.split(b" ", 2)
+    try:
+        if parts[-1].startswith(b"{"):
+            fields: "OrderedDict[str, Any]" = OrderedDict()
+            fields["urlkey"] = parts[0].decode("utf-8")
+            fields["timestamp"] = parts[1].decode("utf-8") if len(parts) > 1 else ""
+            data = json.loads(parts[-1].decode("utf-8"), object_pairs_hook=OrderedDict)
+            if data and isinstance(data.get("status"), int) and not isinstance(data.get("status"), bool):
+                data["status"] = str(data["status"])
+            for name, value in data.items():
+                name = ALIASES.get(name, name)
+                if name == "url" and isinstance(value, str) and not value.isascii():
+                    value = quote(value.encode("utf-8"), safe=":/")
+                fields[name] = value
+            return Capture(fields, line, True)
+        cols = parts[:-1] + parts[-1].split(b" ")
+        names = _CDX_FORMATS.get(len(cols))
+        if names is None:
+            raise QueryError(f"unknown {len(cols)}-field cdx format: {[c for c in cols]!r}")
+        return Capture(OrderedDict(zip(names, (c.decode("utf-8") for c in cols))), line, False)
+    except (UnicodeDecodeError, ValueError) as e:
+        if isinstance(e, QueryError):
+            raise
+        raise QueryError(f"unreadable index line {line[:200]!r}: {e}", 500) from None
+
+
+# --------------------------------------------------------------------------- the query (R6-R12, R65)
+
+def _inc_last(s: str) -> str:
+    return s[:-1] + chr(ord(s[-1]) + 1) if s else s
+
+
+def key_range(url: str, match_type: str) -> Tuple[str, str]:
+    """R8: the start and end keys of a url and matchType."""
+    try:
+        key = _surt(url)
+    except UrlError:
+        if url.startswith("urn:"):
+            key = url
+        else:
+            raise QueryError(f"Invalid Url: {url}") from None
+    if match_type == "exact":
+        return key, key + "!"
+    if match_type == "prefix":
+        start = key
+        if url.endswith("/") and not start.endswith("/"):
+            start += "/"
+        if url.endswith("?") and not start.endswith("?"):
+            start += "?"
+        return start, _inc_last(start)
+    if match_type == "host":
+        host = key.split(")/")[0]
+        return host + ")/", host + "*"
+    if match_type == "domain":
+        host = key.split(")/")[0]
+        return (host + "," if "," not in host else host + ")/"), host + "-"
+    raise QueryError(f"Invalid match_type: {match_type}")
+
+
+class Query:
+    """The parameters of one query, checked (R65 order, then D1), with the values the stages use."""
+
+    def __init__(self, params: Params, *, now: Optional[Callable[[], str]] = None) -> None:
+        p = dict(params)
+        self.params = p
+        out = p.get("output") or "cdxj"
+        if out not in OUTPUTS:
+            raise QueryError(f"output={out} not supported")
+        self.output = out
+        url = p.get("url")
+        if not url:
+            raise QueryError('The "url" param is required')
+        # R28 step 2
+        if p.get("closest") == "now":
+            p["closest"] = (now or _timestamp_now)()
+        content_type = p.get("content_type")
+        self.filters: List[str] = ["=mime:" + content_type] if content_type else list(p.get("filter", []))
+        # R7 shorthands
+        match_type = p.get("matchType")
+        if not match_type:
+            if url.startswith("*."):
+                url, match_type = url[2:], "domain"
+            elif url.endswith("*"):
+                url, match_type = url[:-1], "prefix"
+            else:
+                match_type = "exact"
+        self.url = url
+        self.match_type = match_type
+        start, end = key_range(url, match_type)
+        self.key = start.encode("utf-8")
+        self.end_key = end.encode("utf-8")
+        self.from_ts = p.get("from") or p.get("from_ts")
+        self.to_ts = p.get("to")
+        self.closest = p.get("closest")
+        self.reverse = to_bool(p.get("reverse")) or p.get("sort") == "reverse"
+        self.resolve_revisits = to_bool(p.get("resolveRevisits"))
+        self.allow_fuzzy = to_bool(p.get("allowFuzzy"), True)
+        self.nosource = p.get("nosource") == "true"
+        self.show_num_pages = to_bool(p.get("showNumPages"))
+        self.show_paged_index = to_bool(p.get("showPagedIndex"))
+        fl = p.get("fields") or p.get("fl")
+        self.fields: Optional[List[str]] = fl.split(",") if fl else None
+        self.memento_format = p.get("memento_format")
+        self.is_fuzzy = p.get("is_fuzzy")
+        self.page_raw = p.get("page")
+        self.page_size_raw = p.get("pageSize")
+        # D1: what pywb answers with 500 is a 400 here, found before answering
+        limit_raw = p.get("limit")
+        self.fast_latest = to_bool(p.get("fastLatest"))
+        if limit_raw is None:
+            self.limit = DEFAULT_LIMIT
+            self.limit_given = False
+        else:
+            try:
+                self.limit = int(limit_raw)
+            except ValueError:
+                raise QueryError(f"limit must be an integer, not {limit_raw!r}") from None
+            self.limit_given = True
+        if self.fast_latest:  # W12
+            if self.closest or self.reverse:
+                raise QueryError("fastLatest cannot be combined with closest or sort=reverse")
+            if not self.limit_given:
+                self.limit, self.limit_given = -1, True
+            elif self.limit > 0:
+                self.limit = -self.limit
+        ct = p.get("collapseTime")
+        self.collapse_time: Optional[int] = None
+        if ct is not None:
+            try:
+                self.collapse_time = int(ct)
+            except ValueError:
+                raise QueryError(f"collapseTime must be an integer, not {ct!r}") from None
+        self.collapse: List[Tuple[str, Optional[int]]] = [_parse_collapse(c) for c in p.get("collapse", [])]
+        self.compiled_filters = [_CDXFilter(f) for f in self.filters]
+        if self.memento_format is not None and self.output == "link":
+            try:
+                self.memento_format.format(url="", timestamp="")
+            except (KeyError, IndexError, ValueError) as e:
+                raise QueryError(f"memento_format is not a format of url and timestamp: {e}") from None
+        self.show_resume_key = to_bool(p.get("showResumeKey"))
+        rk = p.get("resumeKey")
+        self.resume: Optional[Tuple[bytes, Optional[int]]] = _parse_resume_key(rk) if rk is not None else None
+        if (self.show_resume_key or self.resume is not None) and (
+                self.closest or self.reverse or self.limit < 0 or self.fast_latest):
+            raise QueryError("resume keys need index order: not with closest, sort=reverse, "
+                             "a negative limit or fastLatest")
+        if self.show_resume_key and self.output == "link":
+            raise QueryError("showResumeKey is not available with output=link")
+        if self.resume is not None and self.page_raw is not None:
+            raise QueryError("page cannot be combined with resumeKey")
+
+    def fuzzy_query(self, now: Optional[Callable[[], str]] = None) -> Optional["Query"]:
+        """R50: the generic rule's second query (None when it does not apply)."""
+        url = self.url
+        inx = url.find("?")
+        if inx > 0:
+            length = inx
+            if url[length - 1] == "/":
+                length -= 1
+            url = url[:length]
+        fp: Params = {"url": url, "matchType": "prefix", "filter": ["urlkey:"], "is_fuzzy": "1", "limit": "100"}
+        for k, v in self.params.items():
+            if k not in _FUZZY_SKIP:
+                fp[k] = v
+        if "content_type" in fp:
+            fp.pop("filter", None)
+        return Query(fp, now=now)
+
+
+def _parse_collapse(value: str) -> Tuple[str, Optional[int]]:
+    """W3-W5: FIELD or FIELD:N."""
+    name, sep, n = value.partition(":")
+    bad = QueryError("collapse must be FIELD or FIELD:N with N > 0, not " + repr(value))
+    if not name:
+        raise bad
+    if not sep:
+        return ALIASES.get(name, name), None
+    if not n.isdigit() or int(n) <= 0:
+        raise bad
+    return ALIASES.get(name, name), int(n)
+
+
+_RESUME_RX = re.compile(r"^(.*) (\S+?)(?:!(\d+))?$", re.S)
+
+
+def _parse_resume_key(value: str) -> Tuple[bytes, Optional[int]]:
+    """W13: `URLKEY SP TIMESTAMP [!K]`, percent-encoded as quote_plus writes it."""
+    raw = unquote_plus(value)
+    m = _RESUME_RX.match(raw)
+    if not m or not m.group(1):
+        raise QueryError(f"resumeKey is not a resume key: {value!r}")
+    k = int(m.group(3)) if m.group(3) else None
+    return (m.group(1) + " " + m.group(2)).encode("utf-8"), k
+
+
+def resume_key_for(c: Capture, k: int) -> str:
+    return quote_plus(f"{c.get('urlkey', '')} {c.get('timestamp', '')}!{k}")
+
+
+def _timestamp_now() -> str:
+    import datetime
+
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d%H%M%S")
+
+
+# --------------------------------------------------------------------------- stages
+
+class _CDXFilter:
+    """R32-R38."""
+
+    def __init__(self, spec: str) -> None:
+        s = spec
+        self.invert = s.startswith("!")
+        if self.invert:
+            s = s[1:]
+        mode = "contains"
+        if s.startswith("="):
+            mode, s = "exact", s[1:]
+        elif s.startswith("~"):
+            mode, s = "regex", s[1:]
+        name, sep, expr = s.partition(":")
+        if not sep:
+            expr = s
+        # no field (no ':' or nothing before it): the whole capture (R33, R36)
+        self.field: Optional[str] = ALIASES.get(name, name) if sep and name else None
+        self.mode = mode
+        self.expr = expr
+        if mode == "regex":
+            try:
+                self.rx = re.compile(expr)
+            except re.error as e:
+                raise QueryError(f"filter {spec!r}: bad regular expression: {e}") from None
+
+    def __call__(self, c: Capture) -> bool:
+        val = c.text() if self.field is None else str(c.fields.get(self.field, ""))
+        if self.mode == "exact":
+            ok = val == self.expr
+        elif self.mode == "regex":
+            ok = self.rx.match(val) is not None
+        else:
+            ok = self.expr in val
+        return ok != self.invert
+
+
+def resolve_revisits(caps: Iterable[Capture]) -> Iterator[Capture]:
+    """R29-R31."""
+    originals: Dict[Any, Capture] = {}
+    for c in caps:
+        is_revisit = c.fields.get("mime") == "warc/revisit" or c.fields.get("filename") == "-"
+        digest = c.fields.get("digest")
+        orig = None
+        if digest:
+            orig = originals.get(digest)
+            if orig is None and not is_revisit:
+                originals[digest] = c
+        if orig is not None and is_revisit:
+            if "mime" in c.fields:
+                c.set("mime", orig.fields.get("mime", ""))
+            if "status" in c.fields:
+                c.set("status", orig.fields.get("status", ""))
+            for f in ("length", "offset", "filename"):
+                c.set("orig." + f, orig.fields.get(f, "-"))
+        else:
+            for f in ("length", "offset", "filename"):
+                c.set("orig." + f, "-")
+        yield c
+
+
+def clamp(caps: Iterable[Capture], from_ts: Optional[str], to_ts: Optional[str]) -> Iterator[Capture]:
+    """R39-R41."""
+    if from_ts and len(from_ts) < 14:
+        from_ts = from_ts + "10000101000000"[len(from_ts):]
+    if to_ts and len(to_ts) < 14:
+        to_ts = to_ts + "29991231235959"[len(to_ts):]
+    for c in caps:
+        ts = c.fields["timestamp"]
+        if from_ts and ts < from_ts:
+            continue
+        if to_ts and ts > to_ts:
+            continue
+        yield c
+
+
+def collapse_time(caps: Iterable[Capture], n: int) -> Iterator[Capture]:
+    """R42."""
+    last = None
+    for c in caps:
+        tok = (c.fields["timestamp"][:n], c.fields.get("status", ""))
+        if tok != last:
+            last = tok
+            yield c
+
+
+def collapse_field(caps: Iterable[Capture], name: str, n: Optional[int]) -> Iterator[Capture]:
+    """W3: drop a capture whose FIELD (first N characters) equals the last kept one's."""
+    last: Any = object()
+    for c in caps:
+        v = str(c.fields.get(name, ""))
+        if n is not None:
+            v = v[:n]
+        if v != last:
+            last = v
+            yield c
+
+
+def _sec(ts: str) -> int:
+    from ..timestamps import timestamp_to_datetime
+    import calendar
+
+    return calendar.timegm(timestamp_to_datetime(ts).utctimetuple())
+
+
+def sort_closest(caps: Iterable[Capture], closest: str, limit: int) -> List[Capture]:
+    """R43 (with limit R47/R48) and W10 for negative limits."""
+    target = _sec(closest)
+    keys: List[int] = []
+    out: List[Capture] = []
+    for c in caps:
+        k = abs(target - _sec(c.fields["timestamp"]))
+        i = bisect.bisect_right(keys, k)
+        keys.insert(i, k)
+        out.insert(i, c)
+        if limit >= 0 and len(out) > limit:
+            out.pop()
+            keys.pop()
+    if limit < 0:
+        return out[limit:] if limit else out
+    return out
+
+
+def reverse_limit(caps: Iterable[Capture], limit: int) -> List[Capture]:
+    """R46 (W10: a negative limit keeps the oldest |limit|, newest first)."""
+    if limit < 0:
+        first: List[Capture] = []
+        for c in caps:
+            if len(first) < -limit:
+                first.append(c)
+        first.reverse()
+        return first
+    d: deque = deque(maxlen=limit)
+    for c in caps:
+        d.appendleft(c)
+    return list(d)
+
+
+def last_n(caps: Iterable[Capture], n: int) -> List[Capture]:
+    """W10: the last n captures in stream order."""
+    return list(deque(caps, maxlen=n))
+
+
+# --------------------------------------------------------------------------- sources and the answer
+
+class NamedSource:
+    """A source as a query sees it: lines plus the name pywb gives captures from it (R15, R16)."""
+
+    def __init__(self, source: Any, name: str, coll: str, kind: str = "plain") -> None:
+        self.source = source
+        self.name = name
+        self.coll = coll
+        self.kind = kind   # "plain" (CDX/CDXJ file, segment) or "zipnum"
+
+
+class Answer:
+    """status, content type and the body as chunks of bytes."""
+
+    def __init__(self, status: int, content_type: str, body: Iterable[bytes]) -> None:
+        self.status = status
+        self.content_type = content_type
+        self.body = body
+
+    def read(self) -> bytes:
+        return b"".join(self.body)
+
+
+def error_answer(e: QueryError) -> Answer:
+    return Answer(e.status, ERROR_CTYPE, [json.dumps({"message": e.message}).encode("utf-8")])
+
+
+class Engine:
+    """Answers queries over named sources (one collection)."""
+
+    def __init__(self, sources: Sequence[NamedSource], *, access: Optional[str] = None,
+                 now: Optional[Callable[[], str]] = None, selectable: bool = False) -> None:
+        self.sources = list(sources)
+        self.access = access          # R15: "allow" in pywb's automatic layout, None in config layouts
+        self.now = now
+        self.selectable = selectable  # R18: `sources=` selects by collection name (config layouts)
+
+    def _selected(self, q: Query) -> List[NamedSource]:
+        """R18: `sources=a,b` (`!` inverts, `*` all) keeps the sources of the named collections."""
+        sel = q.params.get("sources")
+        if not self.selectable or not sel:
+            return self.sources
+        invert = sel.startswith("!")
+        if invert:
+            sel = sel[1:]
+        if not sel or sel == "*":
+            return [] if invert else self.sources
+        names = {n.split(":", 1)[0] for n in sel.split(",")}
+        return [s for s in self.sources if (s.coll in names) != invert]
+
+    # -- the public door
+    def answer(self, params: Union[str, Mapping[str, Any], Params]) -> Answer:
+        try:
+            p = params if isinstance(params, dict) and not isinstance(params, OrderedDict) else params_from(params)
+            if isinstance(params, str):
+                p = parse_query_string(params)
+            q = Query(p, now=self.now)
+            return self._answer(q)
+        except QueryError as e:
+            return error_answer(e)
+
+    def _answer(self, q: Query) -> Answer:
+        ctype = OUTPUTS[q.output]
+        zipnums = [s for s in self.sources if s.kind == "zipnum"]
+        if (q.show_num_pages or q.show_paged_index) and zipnums:
+            if len(self.sources) > 1:
+                raise QueryError("showNumPages needs a single ZipNum source")  # D3
+            return self._paged_info(q, zipnums[0], ctype)
+        if q.show_num_pages:  # R27: plain sources, the lines unprocessed
+            caps = self._load(q, raw=True)
+            caps = self._with_access(caps)
+            return Answer(200, ctype, self._render(q, caps))
+        result = self._run(q)
+        resume_line: Optional[str] = None
+        if isinstance(result, tuple):
+            caps_list, resume_line = result
+        else:
+            caps_list = result
+        if not caps_list and q.allow_fuzzy and q.resume is None:
+            fq = q.fuzzy_query(self.now)
+            if fq is not None:
+                fres = self._run(fq, fuzzy_of=q)
+                caps_list = fres[0] if isinstance(fres, tuple) else fres
+                resume_line = None
+        caps_iter = self._with_access(iter(caps_list))
+        body = list(self._render(q, caps_iter))  # everything is checked before the first byte (D5)
+        if resume_line is not None:
+            if q.output == "json":
+                body.append((json.dumps({"resumeKey": resume_line}) + "\n").encode("utf-8"))
+            else:
+                body.append(("\n" + resume_line + "\n").encode("utf-8"))
+        return Answer(200, ctype, body)
+
+    # -- stages
+    def _load(self, q: Query, raw: bool = False) -> Iterator[Capture]:
+        """R19, R15: the merged, named captures of the key range (page of a ZipNum, R22)."""
+        start = q.key
+        iters = []
+        for s in self._selected(q):
+            iters.append(self._source_caps(q, s, start))
+        if not iters:
+            return iter(())
+        if len(iters) == 1:
+            merged: Iterator[Capture] = iters[0]
+        else:
+            import heapq
+
+            merged = heapq.merge(*iters)
+        if q.resume is not None:
+            merged = _skip_to_resume(merged, q.resume)
+        return merged
+
+    def _source_caps(self, q: Query, s: NamedSource, start: bytes) -> Iterator[Capture]:
+        if s.kind == "zipnum":
+            lines = self._zipnum_page_lines(q, s)
+        else:
+            rstart = start
+            if q.resume is not None and q.resume[0] > rstart:
+                rstart = q.resume[0]
+            lines = s.source.range(rstart, q.end_key)
+        name = s.name
+        for line in lines:
+            c = parse_line(line)
+            if not q.nosource and c.fields.get("url"):
+                src = c.fields.get("source")
+                c.set("source", name + ":" + src if src else name)
+                c.set("source-coll", s.coll)
+            yield c
+
+    def _zipnum_blocks(self, q: Query, s: NamedSource) -> Tuple[list, int, int, int]:
+        """R22-R24: the blocks of the requested page, and (pages, page size, blocks)."""
+        page_size_raw = q.page_size_raw
+        if page_size_raw is None:
+            page_size = 10
+        else:
+            try:
+                page_size = int(page_size_raw)
+            except ValueError:
+                raise QueryError(f"Invalid value for pageSize= param: {page_size_raw}") from None
+        zi = s.source
+        blocks = list(zi.blocks(q.key, q.end_key))
+        if not blocks:
+            return [], 0, page_size, 0
+        numbered = [b.number for b in blocks]
+        nblocks = len(blocks) - 1
+        try:
+            pages = nblocks // page_size + 1
+        except ZeroDivisionError:
+            pages, nblocks = 1, -1
+        return blocks, pages, page_size, nblocks
+
+    def _zipnum_page_lines(self, q: Query, s: NamedSource) -> Iterator[bytes]:
+        blocks, pages, page_size, nblocks = self._zipnum_blocks(q, s)
+        if not blocks:
+            return iter(())
+        page = 0
+        if q.page_raw is not None:
+            try:
+                page = int(q.page_raw)
+            except ValueError:
+                raise QueryError(f"Invalid value for page= param: {q.page_raw}") from None
+        if page < 0 or page >= pages:
+            raise QueryError(f"Page {page} invalid: First Page is 0, Last Page is {pages - 1}")
+        first = page * page_size if page_size > 0 else 0
+        last = first + page_size if page_size > 0 else 1
+        chosen = blocks[first:last]
+        return self._lines_of_blocks(s.source, chosen, q.key, q.end_key)
+
+    @staticmethod
+    def _lines_of_blocks(zi: Any, blocks: list, start: bytes, stop: bytes) -> Iterator[bytes]:
+        for b in blocks:
+            for line in zi.read_block(b):
+                if start <= line < stop:
+                    yield line
+
+    def _paged_info(self, q: Query, s: NamedSource, ctype: str) -> Answer:
+        blocks, pages, page_size, nblocks = self._zipnum_blocks(q, s)
+        if q.show_num_pages:
+            if not blocks:
+                info = {"pages": 0, "pageSize": page_size, "blocks": 0}
+            else:
+                nb = nblocks + 1
+                if len(blocks) == 1:
+                    has = any(q.key <= line < q.end_key for line in s.source.read_block(blocks[0]))
+                    if not has:
+                        pages, nb = 0, 0
+                info = {"pages": pages, "pageSize": page_size, "blocks": nb}
+            return Answer(200, ctype, [json.dumps(info).encode("utf-8")])
+        # showPagedIndex: the summary lines of the page (R26)
+        if q.output in ("cdxj", "link"):
+            raise QueryError(f"showPagedIndex needs output=text or output=json, not {q.output}")
+        page = int(q.page_raw) if q.page_raw is not None and q.page_raw.lstrip("-").isdigit() else 0
+        if blocks and (page < 0 or page >= pages):
+            raise QueryError(f"Page {page} invalid: First Page is 0, Last Page is {pages - 1}")
+        first = page * page_size if page_size > 0 else 0
+        chosen = blocks[first:first + page_size] if page_size > 0 else blocks[:1]
+        out = []
+        for b in chosen:
+            if q.output == "text":
+                out.append(b.line + b"\n")
+            else:
+                obj = OrderedDict([("urlkey", b.key.decode("utf-8")), ("part", b.part), ("offset", b.offset),
+                                   ("length", b.length), ("lineno", b.number)])
+                out.append((json.dumps(obj) + "\n").encode("utf-8"))
+        return Answer(200, ctype, out)
+
+    def _run(self, q: Query, fuzzy_of: Optional[Query] = None) -> Union[List[Capture], Tuple[List[Capture], str]]:
+        caps: Iterable[Capture] = self._load(q)
+        if q.resolve_revisits:
+            caps = resolve_revisits(caps)
+        if q.compiled_filters:
+            flt = q.compiled_filters
+            caps = (c for c in caps if all(f(c) for f in flt))
+        if q.from_ts or q.to_ts:
+            caps = clamp(caps, q.from_ts, q.to_ts)
+        if q.collapse_time is not None:
+            caps = collapse_time(caps, q.collapse_time)
+        for name, n in q.collapse:
+            caps = collapse_field(caps, name, n)
+        limit = q.limit
+        resume: Optional[str] = None
+        if q.closest:
+            out = sort_closest(caps, q.closest, limit)
+        elif q.reverse:
+            if limit == 0:
+                out = []
+            else:
+                out = reverse_limit(caps, limit)
+        elif limit < 0:
+            out = last_n(caps, -limit)
+        elif limit:
+            out, resume = self._first(caps, limit, q)
+        else:
+            out = list(caps)
+        if fuzzy_of is not None:
+            out = [c for c in out if _fuzzy_match(fuzzy_of, c)]
+            for c in out:
+                c.set("is_fuzzy", "1")
+        if resume is not None:
+            return out, resume
+        return out
+
+    def _first(self, caps: Iterable[Capture], limit: int, q: Query) -> Tuple[List[Capture], Optional[str]]:
+        out: List[Capture] = []
+        it = iter(caps)
+        for c in it:
+            out.append(c)
+            if len(out) >= limit:
+                break
+        if q.show_resume_key and len(out) >= limit:
+            if next(it, None) is not None:
+                last = out[-1]
+                return out, resume_key_for(last, last.source_pos)
+        return out, None
+
+    def _with_access(self, caps: Iterable[Capture]) -> Iterator[Capture]:
+        access = self.access
+        for c in caps:
+            if access is not None and c.fields.get("url"):
+                c.set("access", access)
+            yield c
+
+    def _render(self, q: Query, caps: Iterable[Capture]) -> Iterator[bytes]:
+        fields = q.fields
+        out = q.output
+        if out == "link":
+            prev = None
+            for c in caps:
+                if prev is not None:
+                    yield _link(prev, q.memento_format, ",\n").encode("utf-8")
+                prev = c
+            if prev is not None:
+                yield _link(prev, q.memento_format, "\n").encode("utf-8")
+            return
+        for c in caps:
+            if out == "json":
+                yield (c.to_json(fields) + "\n").encode("utf-8")
+            elif out == "text":
+                if fields is None and c.line is not None:
+                    yield c.line + b"\n"
+                else:
+                    names = fields if fields is not None else list(c.fields)
+                    yield (" ".join(str(c.fields.get(n, "-")) for n in names) + "\n").encode("utf-8")
+            else:  # cdxj (R56, R60)
+                f = c.fields
+                items = list(f.items())
+                prefix = f"{f.get('urlkey')} {f.get('timestamp')} "
+                rest = OrderedDict(items[2:])
+                if fields is None:
+                    js = json.dumps(OrderedDict((k, v) for k, v in rest.items() if not k.startswith("_")))
+                else:
+                    js = json.dumps(OrderedDict((k, rest[k]) for k in fields if k in rest))
+                yield (prefix + js + "\n").encode("utf-8")
+
+
+def _skip_to_resume(caps: Iterator[Capture], resume: Tuple[bytes, Optional[int]]) -> Iterator[Capture]:
+    """W13/W15: continue after the K-th capture with the key's urlkey and timestamp."""
+    key, k = resume
+    seen = 0
+    for c in caps:
+        ck = f"{c.fields.get('urlkey')} {c.fields.get('timestamp')}".encode("utf-8")
+        if ck < key:
+            continue
+        if ck == key:
+            seen += 1
+            if k is None or seen <= k:
+                continue
+        c.source_pos = seen if ck == key else 0
+        yield c
+        break
+    for c in caps:
+        yield c
+
+
+def _link(c: Capture, memento_format: Optional[str], end: str) -> str:
+    """R58, R59."""
+    from email.utils import formatdate
+    import calendar
+
+    from ..timestamps import timestamp_to_datetime
+
+    url = c.fields.get("url")
+    if not url:
+        url = f"file://{c.fields.get('filename')}:{c.fields.get('offset')}:{c.fields.get('length')}"
+    dt = timestamp_to_datetime(c.fields["timestamp"])
+    date = formatdate(calendar.timegm(dt.utctimetuple()), usegmt=True)
+    if memento_format:
+        link_url = memento_format.format(url=url, timestamp=dt.strftime("%Y%m%d%H%M%S"))
+    else:
+        link_url = url
+    s = f'<{link_url}>; rel="memento"; datetime="{date}"'
+    coll = c.fields.get("source-coll")
+    if coll:
+        s += f'; collection="{coll}"'
+    return s + end
+
+
+def _fuzzy_match(q: Query, c: Capture) -> bool:
+    """R51: does a capture of the fuzzy query answer the original query?"""
+    url = q.url
+    urlkey = q.key.decode("utf-8")
+    url_no_query = url.split("?", 1)[0]
+    last = url_no_query.rsplit("/", 1)[-1]
+    dot = last.rfind(".")
+    ext = last[dot + 1:] if dot > 0 else ""  # os.path.splitext: a leading dot is not an extension
+    if c.fields.get("status") == "204" and "__pywb_method=options" in c.fields.get("urlkey", ""):
+        return False
+    check = False
+    if ext and ext not in _FUZZY_NOT_EXTS:
+        check = True
+    else:
+        mime = c.fields.get("mime")
+        if mime and mime in _FUZZY_MIMES:
+            check = True
+        elif c.fields.get("requestBody") or c.fields.get("method"):
+            check = True
+    if check:
+        cu = c.fields.get("url", "")
+        if cu == url_no_query or cu.startswith(url_no_query + "?"):
+            return True
+    match_key = c.fields.get("urlkey", "")
+    cur = urlkey
+    for rx, rep in _FUZZY_NORMALIZE:
+        match_key = rx.sub(rep, match_key)
+        cur = rx.sub(rep, cur)
+        if cur == match_key:
+            return True
+    return False
