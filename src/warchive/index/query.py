@@ -582,10 +582,7 @@ class Engine:
     # -- the public door
     def answer(self, params: Union[str, Mapping[str, Any], Params]) -> Answer:
         try:
-            p = params if isinstance(params, dict) and not isinstance(params, OrderedDict) else params_from(params)
-            if isinstance(params, str):
-                p = parse_query_string(params)
-            q = Query(p, now=self.now)
+            q = Query(params_from(params), now=self.now)
             return self._answer(q)
         except QueryError as e:
             return error_answer(e)
@@ -637,9 +634,7 @@ class Engine:
             import heapq
 
             merged = heapq.merge(*iters)
-        if q.resume is not None:
-            merged = _skip_to_resume(merged, q.resume)
-        return merged
+        return _number(merged, q.resume)
 
     def _source_caps(self, q: Query, s: NamedSource, start: bytes) -> Iterator[Capture]:
         if s.kind == "zipnum":
@@ -824,22 +819,26 @@ class Engine:
                 yield (prefix + js + "\n").encode("utf-8")
 
 
-def _skip_to_resume(caps: Iterator[Capture], resume: Tuple[bytes, Optional[int]]) -> Iterator[Capture]:
-    """W13/W15: continue after the K-th capture with the key's urlkey and timestamp."""
-    key, k = resume
-    seen = 0
+def _number(caps: Iterator[Capture], resume: Optional[Tuple[bytes, Optional[int]]]) -> Iterator[Capture]:
+    """Count each capture's place among the stream's lines with its urlkey and timestamp
+    (`source_pos`, what a resume key names, W13); with a resume key, start after its position
+    (W15)."""
+    prev: Optional[bytes] = None
+    n = 0
+    key, k = resume if resume is not None else (None, None)
     for c in caps:
-        ck = f"{c.fields.get('urlkey')} {c.fields.get('timestamp')}".encode("utf-8")
-        if ck < key:
-            continue
-        if ck == key:
-            seen += 1
-            if k is None or seen <= k:
+        kt = f"{c.fields.get('urlkey')} {c.fields.get('timestamp')}".encode("utf-8")
+        if kt == prev:
+            n += 1
+        else:
+            prev, n = kt, 1
+        c.source_pos = n
+        if key is not None:
+            if kt < key:
                 continue
-        c.source_pos = seen if ck == key else 0
-        yield c
-        break
-    for c in caps:
+            if kt == key and (k is None or n <= k):
+                continue
+            key = None
         yield c
 
 
