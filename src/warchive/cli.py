@@ -2,6 +2,13 @@
 
     warchive index WARC_OR_DIR... [-o OUT] [--cdx11] [--records TYPES] [--dir-root DIR]
                    [-p] [--sort] [-j N] [--verify] [--skip-errors]
+    warchive sort IN... -o OUT            sort CDX(J) lines bytewise, bounded memory
+    warchive merge IN... -o OUT           merge sorted CDX(J) files (refuses unsorted input)
+    warchive build IN.cdxj... -o OUT.seg  write an index segment
+    warchive zipnum IN.cdxj -o DIR        write a ZipNum cluster
+    warchive cdx SOURCE... --url U [--PARAM VALUE]...   the CDX API's answer, as the server gives it
+    warchive lookup URL [SOURCE...]       the captures of one URL
+    warchive serve [--root DIR] [--port N]               the CDX API over HTTP
     warchive --version
 
 Errors in archives are reported as one line naming the file and the byte
@@ -45,7 +52,123 @@ def _parser() -> argparse.ArgumentParser:
                     help="inflate every gzip member and check its CRC, even where Wget's sl lengths allow skipping")
     ix.add_argument("--skip-errors", action="store_true",
                     help="report a damaged record on stderr and go on with the next one")
+    so = sub.add_parser("sort", help="sort CDX/CDXJ files bytewise (external merge sort, bounded memory)")
+    so.add_argument("inputs", nargs="+", metavar="IN")
+    so.add_argument("-o", "--output", required=True, help="output file ('-' for standard output)")
+    so.add_argument("--mem", type=int, default=256, metavar="MB", help="memory for the sort buffers (default 256)")
+    so.add_argument("--tmpdir", help="where runs go (default: $TMPDIR)")
+
+    me = sub.add_parser("merge", help="merge sorted CDX/CDXJ files (an unsorted input is an error)")
+    me.add_argument("inputs", nargs="+", metavar="IN")
+    me.add_argument("-o", "--output", required=True)
+
+    bu = sub.add_parser("build", help="write an index segment from sorted CDX/CDXJ lines")
+    bu.add_argument("inputs", nargs="+", metavar="IN")
+    bu.add_argument("-o", "--output", required=True, metavar="OUT.seg")
+
+    zn = sub.add_parser("zipnum", help="write a ZipNum cluster (pywb / Common Crawl) from sorted lines")
+    zn.add_argument("input", metavar="IN")
+    zn.add_argument("-o", "--output", required=True, help="directory, or prefix P (P.idx, P.loc, shards)")
+    zn.add_argument("--lines", type=int, default=3000, help="lines per block (default 3000)")
+    zn.add_argument("--parts", type=int, default=1, help="number of shard files (default 1)")
+
+    cd = sub.add_parser("cdx", help="answer a CDX API query over index files and collections")
+    cd.add_argument("sources", nargs="+", metavar="SOURCE",
+                    help="collection directories, segments, ZipNum .idx files, sorted .cdx/.cdxj files")
+    cd.add_argument("--coll", default="cdx", help="collection name for loose index files (default cdx)")
+
+    lk = sub.add_parser("lookup", help="the captures of one URL (exact match)")
+    lk.add_argument("url")
+    lk.add_argument("sources", nargs="*", metavar="SOURCE", help="default: the current directory as a collection")
+
+    sv = sub.add_parser("serve", help="serve the CDX API of the collections under a root directory")
+    sv.add_argument("--root", default="collections", help="directory of collections (default ./collections)")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8080)
     return p
+
+
+def cmd_sort(args: argparse.Namespace) -> int:
+    from .index.sort import sort_files
+
+    sort_files(args.inputs, args.output, mem_limit=args.mem << 20, tmpdir=args.tmpdir)
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from .index.sort import merge_files
+
+    merge_files(args.inputs, args.output)
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from .index.segment import build_segment
+
+    build_segment(args.inputs, args.output)
+    return 0
+
+
+def cmd_zipnum(args: argparse.Namespace) -> int:
+    from .index.zipnum import write_zipnum
+
+    write_zipnum(args.input, args.output, lines_per_block=args.lines, parts=args.parts)
+    return 0
+
+
+def _query_params(extra: List[str]) -> List[tuple]:
+    """`--name value` pairs (repeatable) as query parameters; `--name=value` too."""
+    out = []
+    i = 0
+    while i < len(extra):
+        a = extra[i]
+        if not a.startswith("--") or len(a) < 3:
+            raise SystemExit(f"warchive cdx: expected --PARAM VALUE, got {a!r}")
+        name, eq, value = a[2:].partition("=")
+        if not eq:
+            if i + 1 >= len(extra):
+                raise SystemExit(f"warchive cdx: --{name} needs a value")
+            value = extra[i + 1]
+            i += 1
+        out.append((name, value))
+        i += 1
+    return out
+
+
+def cmd_cdx(args: argparse.Namespace, extra: List[str]) -> int:
+    from urllib.parse import urlencode
+
+    from .index.query import Index
+
+    with Index(*args.sources, coll=args.coll) as idx:
+        ans = idx.answer(urlencode(_query_params(extra)))
+        out = sys.stdout.buffer
+        for chunk in ans.body:
+            out.write(chunk)
+        out.flush()
+    if ans.status != 200:
+        print(f"warchive: {ans.status}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_lookup(args: argparse.Namespace) -> int:
+    from .index.query import Index
+
+    with Index(*(args.sources or ["."])) as idx:
+        ans = idx.answer({"url": args.url, "matchType": "exact", "allowFuzzy": "false"})
+        for chunk in ans.body:
+            sys.stdout.buffer.write(chunk)
+    return 0 if ans.status == 200 else 1
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .replay.app import create_app
+
+    uvicorn.run(create_app(args.root), host=args.host, port=args.port, log_level="warning", access_log=False)
+    return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -76,14 +199,25 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+COMMANDS = {"sort": cmd_sort, "merge": cmd_merge, "build": cmd_build, "zipnum": cmd_zipnum,
+            "lookup": cmd_lookup, "serve": cmd_serve}
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command != "cdx" and extra:
+        parser.error("unrecognized arguments: " + " ".join(extra))
     if args.command is None:
-        _parser().print_help()
+        parser.print_help()
         return 2
     try:
         if args.command == "index":
             return cmd_index(args)
+        if args.command == "cdx":
+            return cmd_cdx(args, extra)
+        if args.command in COMMANDS:
+            return COMMANDS[args.command](args)
     except ArchiveError as e:
         print(f"warchive: error: {e}", file=sys.stderr)
         return 1

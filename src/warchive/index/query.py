@@ -896,3 +896,65 @@ def _fuzzy_match(q: Query, c: Capture) -> bool:
         if cur == match_key:
             return True
     return False
+
+
+# --------------------------------------------------------------------------- the Python door
+
+def named_sources(paths: Sequence[str], coll: str = "cdx") -> Tuple[List[NamedSource], Optional[str], bool]:
+    """Sources for collections and loose index files, named as pywb names them (R16): the files
+    of a collection as `COLL/indexes/FILE` (with `access`), loose files as a configured
+    collection `coll` (`coll`, or `coll:FILE` when there are several). Returns
+    (sources, access, selectable)."""
+    import os
+
+    from ..collection import Collection
+    from .sources import open_source, source_kind
+
+    out: List[NamedSource] = []
+    loose = [p for p in paths if not os.path.isdir(p)]
+    colls = [p for p in paths if os.path.isdir(p)]
+    for cpath in colls:
+        c = Collection(cpath)
+        for f in c.index_files():
+            out.append(NamedSource(open_source(f), c.source_name(f), c.name,
+                                   "zipnum" if source_kind(f) == "zipnum" else "plain"))
+    for f in loose:
+        name = f"{coll}:{os.path.basename(f)}" if len(loose) > 1 else coll
+        out.append(NamedSource(open_source(f), name, coll, "zipnum" if source_kind(f) == "zipnum" else "plain"))
+    access = "allow" if colls else None
+    return out, access, not colls
+
+
+class Index:
+    """Captures of collections and index files, queried with the CDX API's parameters.
+
+        idx = Index("collections/web")                    # or segments, .idx, sorted .cdxj files
+        idx.query(url="example.com/*", filter=["=status:200"], limit=10)   # -> list of dicts
+        idx.answer("url=example.com&output=json")         # -> Answer: status, content_type, body
+    """
+
+    def __init__(self, *paths: str, coll: str = "cdx") -> None:
+        sources, access, selectable = named_sources(list(paths), coll)
+        self.engine = Engine(sources, access=access, selectable=selectable)
+
+    def answer(self, params: Union[str, Mapping[str, Any]]) -> Answer:
+        return self.engine.answer(params)
+
+    def query(self, url: Optional[str] = None, **params: Any) -> List[Dict[str, Any]]:
+        """The captures as dicts of their fields; a bad parameter raises QueryError."""
+        if url is not None:
+            params["url"] = url
+        params["output"] = "json"
+        q = Query(params_from(params), now=self.engine.now)
+        ans = self.engine._answer(q)
+        return [json.loads(line) for line in ans.read().splitlines() if line and not line.startswith(b'{"resumeKey"')]
+
+    def close(self) -> None:
+        for s in self.engine.sources:
+            s.source.close()
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -106,8 +106,34 @@ class MergedSource:
             s.close()
 
 
+SEGMENT_EXT = ".seg"
+
+
+def is_segment(path: str) -> bool:
+    """Is this a warchive index segment (by its name: NAME.seg)?"""
+    return path.endswith(SEGMENT_EXT)
+
+
+def source_kind(path: str) -> str:
+    """"zipnum", "segment" or "plain"."""
+    if path.endswith((".idx", ".summary")):
+        return "zipnum"
+    if is_segment(path):
+        return "segment"
+    return "plain"
+
+
 def open_source(path: str) -> Source:
-    """A source for a path. (Segments, ZipNum clusters and collections join as they land.)"""
+    """A source for a path: ZipNum summary (.idx/.summary), index segment, or sorted CDX(J) file."""
+    kind = source_kind(path)
+    if kind == "zipnum":
+        from .zipnum import ZipNumIndex
+
+        return ZipNumIndex(path)
+    if kind == "segment":
+        from .segment import Segment
+
+        return Segment(path)
     with open(path, "rb") as f:
         magic = f.read(2)
     if magic == b"\x1f\x8b":

@@ -1,0 +1,73 @@
+"""The ASGI application: `GET /<coll>/cdx?<params>` over the collections under a root directory.
+
+Answers are the query engine's (warchive.index.query), byte for byte what
+`warchive cdx` prints; an unknown collection is 404 with a JSON message. A
+collection's sources are opened once and reopened when a file is added to or
+removed from its `indexes/` directory. The app binds nothing itself:
+`warchive serve` runs it with uvicorn, and other servers can mount it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Any, Dict, Optional, Tuple
+
+from ..index.query import Answer, Engine, named_sources
+
+
+class Collections:
+    """Engines of the collections under root, cached by the listing of their indexes/ directory."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root)
+        self._cache: Dict[str, Tuple[Tuple[Any, ...], Engine]] = {}
+        self._lock = threading.Lock()
+
+    def engine(self, coll: str) -> Optional[Engine]:
+        if not coll or coll.startswith(".") or "/" in coll:
+            return None
+        path = os.path.join(self.root, coll)
+        idx = os.path.join(path, "indexes")
+        try:
+            st = os.stat(idx)
+            stamp: Tuple[Any, ...] = (st.st_mtime_ns, st.st_ino)
+        except FileNotFoundError:
+            return None
+        with self._lock:
+            hit = self._cache.get(coll)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
+            sources, access, selectable = named_sources([path])
+            eng = Engine(sources, access=access, selectable=selectable)
+            old = self._cache.get(coll)
+            self._cache[coll] = (stamp, eng)
+        if old is not None:
+            for s in old[1].sources:
+                try:
+                    s.source.close()
+                except Exception:
+                    pass
+        return eng
+
+
+def create_app(root: str) -> Any:
+    """A Starlette app serving the CDX API of every collection under root."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    colls = Collections(root)
+
+    async def cdx(request: Request) -> Response:  # short CPU work: answered on the event loop
+        coll = request.path_params["coll"]
+        eng = colls.engine(coll)
+        if eng is None:
+            body = json.dumps({"message": f"no collection {coll!r}"}).encode("utf-8")
+            return Response(body, 404, media_type="application/json; charset=utf-8")
+        ans: Answer = eng.answer(request.url.query)
+        return Response(b"".join(ans.body), ans.status, headers={"Content-Type": ans.content_type})
+
+    return Starlette(routes=[Route("/{coll}/cdx", cdx, methods=["GET"])])

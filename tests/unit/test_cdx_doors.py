@@ -1,0 +1,77 @@
+"""The three doors to the query engine answer alike: the Python API (Index), the HTTP endpoint
+(GET /<coll>/cdx on the ASGI app) and `warchive cdx`; collections are laid out as pywb's."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from warchive.index.query import Index
+
+WGET = Path(__file__).resolve().parents[1] / "data" / "wget"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    """root/web/indexes/wget.cdxj: the two Wget crawls, indexed and sorted by warchive."""
+    r = tmp_path_factory.mktemp("colls")
+    idx = r / "web" / "indexes"
+    idx.mkdir(parents=True)
+    subprocess.run([sys.executable, "-m", "warchive", "index", "--sort", *map(str, sorted(WGET.glob("*.warc.gz"))),
+                    "-o", str(idx / "wget.cdxj")], check=True)
+    return r
+
+
+URL = "http://docs.python.org/3.11/index.html"
+
+
+def test_index_query_api(root):
+    with Index(str(root / "web")) as idx:
+        caps = idx.query(url=URL, filter=["!mime:warc/revisit"])
+        assert [c["status"] for c in caps] == ["200"]
+        assert caps[0]["source"] == "web/indexes/wget.cdxj" and caps[0]["access"] == "allow"
+        both = idx.query(url=URL)
+        assert [c["mime"] for c in both] == ["text/html", "warc/revisit"]   # first crawl, then the re-crawl
+
+
+def test_http_endpoint_equals_cli(root):
+    from starlette.testclient import TestClient
+
+    from warchive.replay.app import create_app
+
+    client = TestClient(create_app(str(root)))
+    r = client.get("/web/cdx", params={"url": URL, "output": "json", "fl": "timestamp,status"})
+    assert r.status_code == 200 and r.headers["content-type"] == "text/x-ndjson"
+    cli = subprocess.run([sys.executable, "-m", "warchive", "cdx", str(root / "web"), "--url", URL,
+                          "--output", "json", "--fl", "timestamp,status"], capture_output=True, check=True).stdout
+    assert r.content == cli
+    assert [json.loads(line)["status"] for line in cli.splitlines()] == ["200", "200"]
+    bad = client.get("/web/cdx", params={"url": URL, "limit": "x"})
+    assert bad.status_code == 400 and "limit" in bad.json()["message"]
+    assert client.get("/nope/cdx", params={"url": URL}).status_code == 404
+
+
+def test_new_index_file_is_seen_without_restart(root, tmp_path):
+    from starlette.testclient import TestClient
+
+    from warchive.replay.app import create_app
+
+    r = tmp_path / "root"
+    shutil.copytree(root, r)
+    client = TestClient(create_app(str(r)))
+    q = {"url": "http://example.com/new", "output": "text", "allowFuzzy": "false"}
+    assert client.get("/web/cdx", params=q).content == b""
+    line = b'com,example)/new 20240101000000 {"url": "http://example.com/new", "status": "200"}\n'
+    (r / "web" / "indexes" / "added.cdxj").write_bytes(line)
+    assert b"com,example)/new 20240101000000" in client.get("/web/cdx", params=q).content
+
+
+def test_lookup_command(root):
+    out = subprocess.run([sys.executable, "-m", "warchive", "lookup", URL, str(root / "web")],
+                         capture_output=True, check=True).stdout
+    assert out.count(b"\n") == 2 and out.startswith(b"org,python,docs)/3.11/index.html ")
