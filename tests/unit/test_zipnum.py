@@ -89,6 +89,15 @@ def test_round_trip_cdxj_gz_source_parts(tmp_path):
             assert list(z.range(key, stop)) == expected(lines, key, stop)
 
 
+def test_isal_compressor(tmp_path):
+    lines = corpus(5_000, seed=8)
+    c = write_zipnum(lines, str(tmp_path / "zn") + "/", compressor="isal", lines_per_block=700)
+    with ZipNumIndex(c.idx) as z:
+        assert list(z) == lines and z.verify() == 5_000
+    with pytest.raises(ValueError):
+        write_zipnum(lines, str(tmp_path / "zn2") + "/", compressor="lzma")
+
+
 def test_prefix_names_and_empty(tmp_path):
     c = write_zipnum([b"a 1 x", b"b 2 y"], tmp_path / "coll" / "index.idx")
     assert c.idx == str(tmp_path / "coll" / "index.idx")
@@ -283,4 +292,16 @@ def test_writer_rejects_unsorted_and_publishes_nothing(tmp_path):
     assert os.listdir(tmp_path / "zn") == []
     with pytest.raises(IndexFormatError, match="holds a tab"):
         write_zipnum([b"a\tb 1"], str(tmp_path / "zn") + "/")
+    assert os.listdir(tmp_path / "zn") == []
+
+
+def test_writer_names_the_unsorted_line_of_a_file(tmp_path):
+    lines = corpus(20_000, seed=11)           # about 5 MB: the bad line is in the second read
+    bad = 16_000
+    body = [b" CDX N b a m s k r M S V g", b""] + lines[:bad] + [lines[bad + 1], lines[bad]] + lines[bad + 2:]
+    src = tmp_path / "in.cdxj"
+    src.write_bytes(b"\n".join(body) + b"\n")
+    with pytest.raises(UnsortedInputError) as ei:
+        write_zipnum(src, str(tmp_path / "zn") + "/")
+    assert (ei.value.lineno, ei.value.line) == (bad + 4, lines[bad])
     assert os.listdir(tmp_path / "zn") == []

@@ -27,11 +27,12 @@ not interpret lines beyond their first two fields: the query engine does.
 
 from __future__ import annotations
 
-import bisect
 import mmap
+import operator
 import os
 import threading
-from typing import (Any, BinaryIO, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
+from collections import OrderedDict
+from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
                     Union)
 
 from ..errors import IndexFormatError, UnsortedInputError
@@ -77,6 +78,24 @@ def _inflate_fn() -> Any:
         return zlib
 
 
+def _first_line_at_least(raw: bytes, key: bytes, lo: int = 0) -> int:
+    """Offset of the first line of `raw` (sorted, LF-terminated lines) that is >= key, from lo."""
+    hi = len(raw)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        s = raw.rfind(b"\n", lo, mid) + 1 if mid > lo else lo
+        if s < lo:
+            s = lo
+        e = raw.find(b"\n", s)
+        if e < 0:
+            e = len(raw)
+        if raw[s:e] < key:
+            lo = e + 1
+        else:
+            hi = s
+    return min(lo, len(raw))
+
+
 class ZipNumIndex:
     """A ZipNum cluster opened by its summary (``.idx``; pywb also accepts ``.summary``).
 
@@ -84,9 +103,10 @@ class ZipNumIndex:
     bytewise, in order; ``blocks(start, stop)`` the summary entries whose blocks can
     hold such lines. ``loc`` is the .loc file (default: the .idx name with .loc when
     it exists; else parts are looked up beside the .idx, as Common Crawl lays them out).
+    The last `cache_blocks` blocks inflated are kept (about 1 MB each at 3,000 lines).
     """
 
-    def __init__(self, idx_path: PathLike, loc: Optional[PathLike] = None) -> None:
+    def __init__(self, idx_path: PathLike, loc: Optional[PathLike] = None, *, cache_blocks: int = 8) -> None:
         self.path = os.fspath(idx_path)
         self._f = open(self.path, "rb")  # noqa: SIM115 - closed by close()
         self._size = os.fstat(self._f.fileno()).st_size
@@ -106,6 +126,8 @@ class ZipNumIndex:
         self._fds: Dict[str, Tuple[int, int]] = {}   # part path -> (fd, size)
         self._lock = threading.Lock()
         self._z = _inflate_fn()
+        self.cache_blocks = cache_blocks
+        self._cache: "OrderedDict[Tuple[str, int, int], bytes]" = OrderedDict()
 
     # lifetime
     def close(self) -> None:
@@ -309,10 +331,16 @@ class ZipNumIndex:
         return n
 
     # the blocks
-    def read_block(self, b: Block) -> List[bytes]:
-        """The lines of block `b` (bytes, no LF), checked: one whole gzip member whose first
-        line starts with the block's key."""
+    def _inflate(self, b: Block) -> bytes:
+        """The inflated bytes of block `b`, checked: one whole gzip member inside its part whose
+        first line starts with the block's key. The last few blocks read are kept."""
         path, fd, size = self._open_part(b)
+        cache_key = (path, b.offset, b.length)
+        with self._lock:
+            raw = self._cache.get(cache_key)
+            if raw is not None:
+                self._cache.move_to_end(cache_key)
+                return raw
         if b.offset + b.length > size:
             raise IndexFormatError(path, b.number, f"block at byte {b.offset} (+{b.length}) runs past the "
                                    f"end of the part ({size} bytes): truncated part or wrong .idx")
@@ -335,26 +363,37 @@ class ZipNumIndex:
         if extra:
             raise IndexFormatError(path, b.number, f"block at byte {b.offset}: {len(extra)} bytes follow "
                                    f"its gzip member within its length {b.length}")
-        lines = raw.split(b"\n")
+        if raw and not raw.startswith(b.key):
+            first = raw[:raw.find(b"\n")] if b"\n" in raw[:200] else raw[:100]
+            raise IndexFormatError(path, b.number, f"block at byte {b.offset} starts with "
+                                   f"{first[:100]!r}, not with its summary key {b.key[:100]!r} "
+                                   "(the .idx does not describe this part)")
+        with self._lock:
+            self._cache[cache_key] = raw
+            while len(self._cache) > self.cache_blocks:
+                self._cache.popitem(last=False)
+        return raw
+
+    def read_block(self, b: Block) -> List[bytes]:
+        """The lines of block `b` (bytes, no LF), checked as ``range`` checks them."""
+        lines = self._inflate(b).split(b"\n")
         if lines and not lines[-1]:
             lines.pop()
-        if lines and not lines[0].startswith(b.key):
-            raise IndexFormatError(path, b.number, f"block at byte {b.offset} starts with "
-                                   f"{lines[0][:100]!r}, not with its summary key {b.key[:100]!r} "
-                                   "(the .idx does not describe this part)")
         return lines
 
     def range(self, start: bytes, stop: Optional[bytes] = None) -> Iterator[bytes]:
         """Lines with start <= line < stop (stop None: to the end), bytewise, in order."""
         a, b = self._span(start, stop)
         for blk in self._iter_blocks(a, b):
-            lines = self.read_block(blk)
-            lo = bisect.bisect_left(lines, start) if lines and lines[0] < start else 0
-            hi = len(lines)
-            if stop is not None and lines and lines[-1] >= stop:
-                hi = bisect.bisect_left(lines, stop, lo)
-            yield from lines[lo:hi]
-            if hi < len(lines):
+            raw = self._inflate(blk)
+            lo = _first_line_at_least(raw, start)
+            hi = len(raw) if stop is None else _first_line_at_least(raw, stop, lo)
+            if hi > lo:
+                lines = raw[lo:hi].split(b"\n")
+                if not lines[-1]:
+                    lines.pop()
+                yield from lines
+            if hi < len(raw):
                 return
 
     def __iter__(self) -> Iterator[bytes]:
@@ -416,12 +455,15 @@ def _names(out: PathLike) -> Tuple[str, str, str, str]:
     return d, out_s + ".idx", out_s + ".loc", base + "-{:05d}.cdx.gz"
 
 
-def _iter_source(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[str, Iterator[bytes]]:
-    """(name for messages, the lines without LF)."""
+Batch = Tuple[List[bytes], bool]   # lines without LF; whether some may be empty or headers
+
+
+def _iter_source(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[str, Iterator[Batch]]:
+    """(name for messages, batches of lines)."""
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
 
-        def gen() -> Iterator[bytes]:
+        def gen() -> Iterator[Batch]:
             from .sort import open_input
 
             with open_input(name) as f:
@@ -430,55 +472,91 @@ def _iter_source(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[st
     if hasattr(source, "readinto") or hasattr(source, "read"):
         return getattr(source, "name", "<stream>"), _split_stream(source)  # type: ignore[arg-type]
 
-    def strip() -> Iterator[bytes]:
+    def batches() -> Iterator[Batch]:
+        batch: List[bytes] = []
         for line in source:
-            yield line[:-1] if line.endswith(b"\n") else line
-    return "<lines>", strip()
+            batch.append(line[:-1] if line.endswith(b"\n") else line)
+            if len(batch) == 10000:
+                yield batch, True
+                batch = []
+        if batch:
+            yield batch, True
+    return "<lines>", batches()
 
 
-def _split_stream(f: BinaryIO) -> Iterator[bytes]:
+def _split_stream(f: BinaryIO) -> Iterator[Batch]:
     rest = b""
     while True:
         chunk = f.read(4 << 20)
         if not chunk:
             break
-        lines = (rest + chunk).split(b"\n")
+        data = rest + chunk
+        special = data.startswith((b"\n", HEADER_PREFIX)) or b"\n\n" in data or b"\n" + HEADER_PREFIX in data
+        lines = data.split(b"\n")
         rest = lines.pop()
-        yield from lines
+        yield lines, special
     if rest:
-        yield rest
+        yield [rest], rest.startswith(HEADER_PREFIX)
 
 
-def _blocks_of(lines: Iterator[bytes], n: int, name: str) -> Iterator[List[bytes]]:
-    """Groups of n index lines, header and empty lines left out, order checked."""
-    block: List[bytes] = []
-    prev = b""
-    lineno = 0
-    for line in lines:
-        lineno += 1
-        if not line or line.startswith(HEADER_PREFIX):
+def _keep(line: bytes) -> bool:
+    return bool(line) and not line.startswith(HEADER_PREFIX)
+
+
+def _blocks_of(batches: Iterator[Batch], n: int, name: str) -> Iterator[List[bytes]]:
+    """Groups of n index lines, header and empty lines left out, order checked.
+
+    Batches are checked whole (the comparisons run in C); the slow walk that finds the
+    line number runs only when a batch is out of order."""
+    pending: List[bytes] = []
+    prev: Optional[bytes] = None
+    seen = 0   # input lines before this batch
+    for raw, special in batches:
+        batch = [x for x in raw if _keep(x)] if special else raw
+        if batch and ((prev is not None and batch[0] < prev)
+                      or not all(map(operator.le, batch[:-1], batch[1:]))):
+            last = prev if prev is not None else b""
+            for i, line in enumerate(raw):
+                if _keep(line):
+                    if line < last:
+                        raise UnsortedInputError(name, seen + i + 1, line, last)
+                    last = line
+        seen += len(raw)
+        if not batch:
             continue
-        if line < prev:
-            raise UnsortedInputError(name, lineno, line, prev)
-        prev = line
-        block.append(line)
-        if len(block) == n:
-            yield block
-            block = []
-    if block:
-        yield block
+        prev = batch[-1]
+        pending.extend(batch)
+        k = 0
+        while len(pending) - k >= n:
+            yield pending[k:k + n]
+            k += n
+        if k:
+            del pending[:k]
+    if pending:
+        yield pending
 
 
-def _compress(lines: List[bytes], level: int) -> bytes:
-    import zlib
+def _compressor(name: str, level: Optional[int]) -> Callable[[List[bytes]], bytes]:
+    """One gzip member per block. "zlib" at level 6 makes Common Crawl's bytes (header with
+    mtime 0, as zlib writes it); "isal" (ISA-L, levels 0-3, default 2) is about 10x faster
+    for about 9% more bytes."""
+    if name == "zlib":
+        import zlib
 
-    # one gzip member (header with mtime 0, as zlib writes it), as Common Crawl's writer makes them
-    return zlib.compress(b"\n".join(lines) + b"\n", level, 31)
+        lv = DEFAULT_COMPRESSLEVEL if level is None else level
+        return lambda lines: zlib.compress(b"\n".join(lines) + b"\n", lv, 31)
+    if name == "isal":
+        from isal import isal_zlib
+
+        lv = 2 if level is None else level
+        return lambda lines: isal_zlib.compress(b"\n".join(lines) + b"\n", lv, 31)
+    raise ValueError(f"compressor must be 'zlib' or 'isal', not {name!r}")
 
 
 def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLike,
                  lines_per_block: int = DEFAULT_LINES_PER_BLOCK, parts: int = 1, *,
-                 compresslevel: int = DEFAULT_COMPRESSLEVEL, threads: Optional[int] = None) -> ZipNumCluster:
+                 compressor: str = "zlib", compresslevel: Optional[int] = None,
+                 threads: Optional[int] = None) -> ZipNumCluster:
     """Write sorted lines as a ZipNum cluster pywb and Common Crawl tools can read.
 
     `source`: a sorted CDX/CDXJ file (plain, gzip or zstd), a binary stream, or an
@@ -488,6 +566,8 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
     names) or a prefix P (P.idx, P.loc, P-00000.cdx.gz ...). With `parts` > 1 the lines
     are cut, at block boundaries, into parts of about equal uncompressed size (the
     source is read twice, or spooled to a temporary file when it is a stream).
+    `compressor` "zlib" (level 6 by default: Common Crawl's bytes) or "isal" (ISA-L,
+    level 2 by default: about 10x faster, about 9% bigger).
     Every file is written under a temporary name and renamed when all are complete,
     the .idx last: a reader never finds a summary whose parts are not there."""
     if lines_per_block < 1:
@@ -504,6 +584,7 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
         spool, total, source = _measure(source)
     name, lines = _iter_source(source)
     threads = threads or (2 if (os.cpu_count() or 1) >= 2 else 1)
+    compress = _compressor(compressor, compresslevel)
 
     idx = AtomicOutput(idx_path)
     outs: List[AtomicOutput] = [idx]
@@ -516,7 +597,7 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
         offset = 0
         done_bytes = 0
         prev_key = b""
-        for block, data in _compressed(_blocks_of(lines, lines_per_block, name), compresslevel, threads):
+        for block, data in _compressed(_blocks_of(lines, lines_per_block, name), compress, threads):
             if part_out is None or (parts > 1 and len(part_names) < parts
                                     and done_bytes >= total * len(part_names) // parts):
                 part_name = pattern.format(len(part_names))
@@ -558,11 +639,12 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
     return ZipNumCluster(idx_path, loc_path, [os.path.join(d, p) for p in part_names], nlines, nblocks)
 
 
-def _compressed(blocks: Iterator[List[bytes]], level: int, threads: int) -> Iterator[Tuple[List[bytes], bytes]]:
-    """(block, its gzip member), in order; zlib releases the GIL, so `threads` compress at once."""
+def _compressed(blocks: Iterator[List[bytes]], compress: Callable[[List[bytes]], bytes],
+                threads: int) -> Iterator[Tuple[List[bytes], bytes]]:
+    """(block, its gzip member), in order; zlib and ISA-L release the GIL, so `threads` compress at once."""
     if threads <= 1:
         for b in blocks:
-            yield b, _compress(b, level)
+            yield b, compress(b)
         return
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
@@ -570,7 +652,7 @@ def _compressed(blocks: Iterator[List[bytes]], level: int, threads: int) -> Iter
     with ThreadPoolExecutor(threads, thread_name_prefix="warchive-zipnum") as ex:
         pending: deque = deque()
         for b in blocks:
-            pending.append((b, ex.submit(_compress, b, level)))
+            pending.append((b, ex.submit(compress, b)))
             if len(pending) > 2 * threads:
                 blk, fut = pending.popleft()
                 yield blk, fut.result()
@@ -595,10 +677,11 @@ def _measure(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[Option
     import tempfile
 
     spool = tempfile.TemporaryFile()
-    name, lines = _iter_source(source)
+    name, batches = _iter_source(source)
     total = 0
-    for line in lines:
-        spool.write(line + b"\n")
-        total += len(line) + 1
+    for batch, _ in batches:
+        data = b"\n".join(batch) + b"\n"
+        spool.write(data)
+        total += len(data)
     spool.seek(0)
     return spool, total, spool
