@@ -103,3 +103,30 @@ def test_query_like_pywb(case, cdx_indexes, pywb_answers):
                 raise AssertionError(f"{case.id}: line {i} differs\nwarchive: {x[:400]!r}\npywb:     {y[:400]!r}")
         raise AssertionError(f"{case.id}: warchive {len(a)} lines, pywb {len(b)}\nwarchive: {got[2][-300:]!r}\n"
                              f"pywb:     {pywb[2][-300:]!r}")
+
+
+def test_pywb_serves_our_zipnum_cluster(cdx_indexes, tmp_path):
+    """A cluster written by warchive (write_zipnum) is read by pywb exactly as by warchive."""
+    from warchive.index.zipnum import write_zipnum
+
+    try:
+        pywb_oracle.pywb_python()
+    except pywb_oracle.PywbUnavailable as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(e))
+    lines = sorted(set(Path(cdx_indexes["wget"]).read_bytes().splitlines()))
+    cluster = write_zipnum(lines, tmp_path / "ours", lines_per_block=50)
+    idx = cluster.idx
+    queries = [{"url": "http://docs.python.org/3.11/index.html", "output": "json"},
+               {"url": "docs.python.org/3.11/*", "output": "text", "pageSize": "3", "page": "1"},
+               {"url": "docs.python.org/3.11/*", "showNumPages": "true", "pageSize": "4"},
+               {"url": "*.python.org", "output": "json", "showPagedIndex": "true"}]
+    pywb = pywb_oracle.pywb_cdx([idx], queries)
+    engine = _engine([idx], "auto")
+    from urllib.parse import urlencode
+
+    for q, (status, ctype, body) in zip(queries, pywb):
+        ans = engine.answer(urlencode(q))
+        assert (ans.status, ans.content_type, ans.read()) == (status, ctype, body), q
+        assert status == 200 and body
