@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up warchive on a fresh Debian/Ubuntu machine:
-#   system libraries the kernels link (ISA-L, libdeflate, zlib headers),
+#   system libraries the kernels link (ISA-L, libdeflate, zlib, zstd headers),
 #   a virtual environment in .venv with warchive installed (and EXTRAS, e.g. "test").
 #
 #   bash scripts/setup.sh [EXTRAS]
@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS="libisal-dev libdeflate-dev zlib1g-dev"
+PKGS="libisal-dev libdeflate-dev zlib1g-dev libzstd-dev"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
