@@ -50,7 +50,7 @@ import tempfile
 import time
 import urllib.parse
 from pathlib import Path
-from typing import Iterable, Iterator, List, Mapping, Sequence, Tuple, Union
+from typing import Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 REPO = Path(__file__).resolve().parents[1]
 PYWB_VERSION = "2.10.0"
@@ -328,3 +328,128 @@ def _child_main(argv: List[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_child_main(sys.argv))
+
+
+# --------------------------------------------------------------------------- record loading (resource and replay modes)
+
+Loaded = dict   # one answer of pywb_load: see pywb_load
+
+
+def pywb_load(archives: Iterable, sources: Iterable, requests: Sequence[Mapping[str, object]], coll: str = "coll",
+              timeout: float = 600) -> List[Loaded]:
+    """Load captures as a pywb 2.10 deployment does, in ONE subprocess.
+
+    ``archives`` are WARC files (linked into ``collections/<coll>/archive/``), ``sources``
+    the collection's index files (automatic layout). Each request is one of:
+
+    ``{"cdx": LINE}``
+        pywb's loader on that one capture: ``WARCPathLoader.load_resource`` (what the
+        warcserver's resource mode runs for each capture it tries), with the capture's own
+        url and timestamp as the request. Answer: ``ok``, and either ``error``
+        (``"ExceptionClass: message"``) or ``warc_headers`` ([[name, value]...], the WARC
+        head pywb sends), ``http`` (the HTTP head bytes, base64, or None) and ``payload``
+        (the payload as stored, base64: not de-chunked).
+    ``{"url": URL, "closest": TS}``
+        ``GET /<coll>/resource?url=URL&closest=TS&matchType=exact`` on pywb's warcserver:
+        the capture replay would serve, after falling back past captures that fail. Answer:
+        ``status``, ``headers`` (its ``Warcserver-Cdx`` names the capture served) and
+        ``body`` (base64: a WARC record, WARC head + HTTP head + payload as stored).
+    ``{"replay": "TS" "id_/" URL, "accept_encoding": "gzip"}``
+        ``GET /<coll>/TSid_/URL`` through FrontEndApp (what a browser gets in identity
+        mode). Answer: ``status``, ``headers``, ``body`` (base64).
+    """
+    py = pywb_python()
+    with tempfile.TemporaryDirectory(prefix="pywb-oracle-") as tmp:
+        work = Path(tmp)
+        out = work / "loaded.jsonl"
+        job = _job("load", sources, coll, "auto", work, archives=[str(Path(a).resolve()) for a in archives],
+                   requests=list(requests), out=str(out))
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import pywb_oracle; "
+                "sys.exit(pywb_oracle._child_load_main(sys.argv[2]))")
+        proc = subprocess.run([str(py), "-I", "-c", code, str(Path(__file__).resolve().parent), str(job)], cwd=tmp,
+                              env=_child_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(f"pywb oracle failed (exit {proc.returncode}):\n"
+                               f"{proc.stderr.decode('utf-8', 'replace')[-4000:]}")
+        answers = [json.loads(line) for line in out.read_text().splitlines()]
+    if len(answers) != len(requests):
+        raise RuntimeError(f"pywb oracle answered {len(answers)} of {len(requests)} load requests")
+    return answers
+
+
+def _wsgi_call(app, path: str, query: str, extra_env: Optional[Mapping[str, str]] = None) -> Tuple[int, list, bytes]:
+    import io
+    env = {
+        "REQUEST_METHOD": "GET", "SCRIPT_NAME": "", "PATH_INFO": path, "QUERY_STRING": query,
+        "REQUEST_URI": path + ("?" + query if query else ""),
+        "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "8080", "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": "127.0.0.1:8080", "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.version": (1, 0), "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": sys.stderr, "wsgi.multithread": False, "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    }
+    env.update(extra_env or {})
+    got: dict = {}
+
+    def start_response(status, headers, exc_info=None):
+        got["status"], got["headers"] = status, headers
+
+    chunks = app(env, start_response)
+    try:
+        body = b"".join(chunks)
+    finally:
+        close = getattr(chunks, "close", None)
+        if close:
+            close()
+    return int(got["status"].split(" ", 1)[0]), [list(h) for h in got["headers"]], body
+
+
+def _child_load_one(loader, coll: str, source: str, line: str) -> dict:
+    from pywb.warcserver.index.cdxobject import CDXObject
+    cdx = CDXObject(line.encode("utf-8"))
+    cdx["source"] = source            # as the aggregator names captures (R15)
+    cdx["source-coll"] = coll
+    params = {"param.coll": coll, "url": cdx.get("url", ""), "closest": cdx.get("timestamp", ""),
+              "matchType": "exact"}
+    try:
+        warc_headers, http_buff, stream = loader.load_resource(cdx, params)
+        payload = stream.read()
+    except Exception as e:   # what ResourceHandler would note and skip (or fail on)
+        return {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    return {"ok": True, "warc_headers": [list(h) for h in warc_headers.headers],
+            "http": base64.b64encode(http_buff).decode("ascii") if http_buff else None,
+            "payload": base64.b64encode(payload).decode("ascii")}
+
+
+def _child_load_main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text())
+    import pywb
+    if pywb.__version__ != PYWB_VERSION:
+        print(f"pywb {pywb.__version__} found, {PYWB_VERSION} wanted: rerun scripts/setup_pywb.sh", file=sys.stderr)
+        return 3
+    _deploy(job)
+    coll = job["coll"]
+    archive = Path("collections") / coll / "archive"
+    for a in job["archives"]:
+        _link(Path(a), archive / Path(a).name)
+    app = _make_app(job)                  # FrontEndApp, for replay
+    warcserver = app.warcserver           # its warcserver, for resource mode and the loader itself
+    handler = warcserver.auto_handler
+    loader = handler.resource_loaders[0]  # WARCPathLoader
+    source = f"{coll}/indexes/{Path(job['sources'][0]).name}"
+    with open(job["out"], "w") as out:
+        for req in job["requests"]:
+            if "cdx" in req:
+                ans = _child_load_one(loader, coll, source, req["cdx"])
+            elif "url" in req:
+                q = urllib.parse.urlencode({"url": req["url"], "closest": req["closest"], "matchType": "exact"})
+                status, headers, body = _wsgi_call(warcserver, f"/{coll}/resource", q)
+                ans = {"status": status, "headers": headers, "body": base64.b64encode(body).decode("ascii")}
+            else:
+                env = {}
+                if req.get("accept_encoding"):
+                    env["HTTP_ACCEPT_ENCODING"] = str(req["accept_encoding"])
+                status, headers, body = _wsgi_call(app, f"/{coll}/{req['replay']}", "", env)
+                ans = {"status": status, "headers": headers, "body": base64.b64encode(body).decode("ascii")}
+            out.write(json.dumps(ans) + "\n")
+    return 0
