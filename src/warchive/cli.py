@@ -8,6 +8,8 @@
     warchive zipnum IN.cdxj -o DIR        write a ZipNum cluster
     warchive cdx SOURCE... --url U [--PARAM VALUE]...   the CDX API's answer, as the server gives it
     warchive lookup URL [SOURCE...]       the captures of one URL
+    warchive load URL TIMESTAMP [SOURCE...] | --cdx LINE  a capture, revisits resolved
+    warchive record-index WARC_OR_DIR... -o FILE.rix     record ids and digests -> records
     warchive serve [--root DIR] [--port N]               the CDX API over HTTP
     warchive --version
 
@@ -80,6 +82,20 @@ def _parser() -> argparse.ArgumentParser:
     lk = sub.add_parser("lookup", help="the captures of one URL (exact match)")
     lk.add_argument("url")
     lk.add_argument("sources", nargs="*", metavar="SOURCE", help="default: the current directory as a collection")
+
+    ld = sub.add_parser("load", help="print the capture closest to a time (or named by --cdx), revisits resolved")
+    ld.add_argument("args", nargs="*", metavar="URL TIMESTAMP [SOURCE...]")
+    ld.add_argument("--cdx", help="an index line naming the capture (then every argument is a SOURCE)")
+    ld.add_argument("--archive", action="append", help="directory of WARC files (default: the collections' archive/)")
+    ld.add_argument("--decompress", action="store_true", help="undo the Content-Encoding too")
+    ld.add_argument("--raw", action="store_true", help="the payload as stored (still chunked)")
+    ld.add_argument("--headers-only", action="store_true")
+    ld.add_argument("-o", "--output", help="write the body to this file (headers on standard output)")
+
+    ri = sub.add_parser("record-index", help="index WARC record ids and payload digests (for revisits by id)")
+    ri.add_argument("inputs", nargs="+", metavar="WARC_OR_DIR")
+    ri.add_argument("-o", "--output", required=True, metavar="FILE.rix")
+    ri.add_argument("--dir-root")
 
     sv = sub.add_parser("serve", help="serve the CDX API of the collections under a root directory")
     sv.add_argument("--root", default="collections", help="directory of collections (default ./collections)")
@@ -162,6 +178,53 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     return 0 if ans.status == 200 else 1
 
 
+def cmd_load(args: argparse.Namespace) -> int:
+    from .index.revisits import CaptureLoader
+
+    url = ts = ""
+    if args.cdx:
+        sources = args.args
+    else:
+        if len(args.args) < 2:
+            raise SystemExit("warchive load: give URL TIMESTAMP [SOURCE...] or --cdx LINE [SOURCE...]")
+        url, ts, sources = args.args[0], args.args[1], args.args[2:]
+    loader = CaptureLoader(sources or ["."], args.archive or None)
+    try:
+        if args.cdx:
+            cap = loader.load(args.cdx, dechunk=not args.raw, decompress=args.decompress)
+        else:
+            cap = loader.load_closest(url, ts, dechunk=not args.raw, decompress=args.decompress)
+        with cap:
+            head = cap.headers.to_bytes() if cap.headers is not None else b"\r\n"
+            out = sys.stdout.buffer
+            out.write(head)
+            if not args.headers_only:
+                if args.output:
+                    with open(args.output, "wb") as f:
+                        while True:
+                            b = cap.payload.read(1 << 20)
+                            if not b:
+                                break
+                            f.write(b)
+                else:
+                    while True:
+                        b = cap.payload.read(1 << 20)
+                        if not b:
+                            break
+                        out.write(b)
+            out.flush()
+    finally:
+        loader.close()
+    return 0
+
+
+def cmd_record_index(args: argparse.Namespace) -> int:
+    from .index.revisits import write_record_index
+
+    write_record_index(args.inputs, args.output, dir_root=args.dir_root)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -200,7 +263,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"sort": cmd_sort, "merge": cmd_merge, "build": cmd_build, "zipnum": cmd_zipnum,
-            "lookup": cmd_lookup, "serve": cmd_serve}
+            "lookup": cmd_lookup, "serve": cmd_serve, "load": cmd_load, "record-index": cmd_record_index}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
