@@ -25,7 +25,7 @@ from _lib.wa_segment cimport *
 import mmap as _mmap
 import os
 
-from warchive.errors import IndexFormatError
+from warchive.errors import IndexFormatError, UnsupportedFormatError
 
 COMPRESSION_NAMES = {WA_SEG_NONE: "none", WA_SEG_DEFLATE: "deflate", WA_SEG_ZSTD: "zstd"}
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -124,6 +124,8 @@ cdef class Segment:
         block = self.r.err_block if self.r.err_block >= 0 else None
         self.r.why = NULL
         self.r.err_block = -1
+        if self.r.unsupported:
+            raise UnsupportedFormatError(f"{self.path}: {why} (install libzstd-dev and reinstall warchive)")
         raise IndexFormatError(self.path, block, why + " (rebuild it from its CDXJ or WARCs)")
 
     def __len__(self):

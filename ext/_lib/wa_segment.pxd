@@ -52,6 +52,7 @@ cdef extern from "wa_segment.h" nogil:
         uint64_t misses
         const char *why
         int64_t err_block
+        int unsupported
 
     ctypedef struct wa_seg_it:
         wa_seg_cur c

@@ -471,6 +471,7 @@ typedef struct {
     wa_seg_codec z;
     const char *why;
     int64_t err_block;
+    int unsupported;              /* the failure is a missing library, not damage */
 } wa_seg_reader;
 
 static void wa_seg_cache_drop(wa_seg_reader *r, int64_t b) {
@@ -524,8 +525,10 @@ static int wa_seg_open(wa_seg_reader *r, const uint8_t *map, size_t size, size_t
     r->comp = f[34];
     if (r->comp > WA_SEG_ZSTD || f[35] != 0 || wa_le32(map + 12) != 0)
         return wa_seg_fail(r, -1, "unknown compression or flags in the footer");
-    if (r->comp == WA_SEG_ZSTD && !wa_seg_have_zstd())
-        return wa_seg_fail(r, -1, "zstd-compressed segment, but this build has no libzstd");
+    if (r->comp == WA_SEG_ZSTD && !wa_seg_have_zstd()) {
+        r->unsupported = 1;
+        return wa_seg_fail(r, -1, "zstd-compressed segment, but this warchive was built without libzstd");
+    }
     r->index_off = wa_le64(f);
     r->index_len = wa_le64(f + 8);
     r->nlines = wa_le64(f + 16);

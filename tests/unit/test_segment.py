@@ -33,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from warchive.errors import IndexFormatError, UnsortedInputError
+from warchive.errors import IndexFormatError, UnsortedInputError, UnsupportedFormatError
 from warchive.index.segment import HAVE_ZSTD, Segment, SegmentWriter, build_segment, write_segment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -601,6 +601,25 @@ def test_wrong_magic_and_version(tmp, damaged_base):
     path.write_bytes(b"")
     with pytest.raises(IndexFormatError, match="empty"):
         Segment(path)
+
+
+def test_compression_byte(tmp):
+    """A footer that says zstd over blocks that are not: damage on first read where zstd is
+    built in, a missing library (UnsupportedFormatError) on open where it is not; an unknown
+    compression: refused on open."""
+    path = tmp / "comp.seg"
+    build([b"a 1", b"b 2"], path, compression="none")
+    data = bytearray(path.read_bytes())
+    for comp, exc in ((2, IndexFormatError if HAVE_ZSTD else UnsupportedFormatError), (3, IndexFormatError)):
+        footer = data[-48:]
+        footer[34] = comp
+        footer[36:40] = struct.pack("<I", zlib.crc32(bytes(footer[:36])))
+        path.write_bytes(bytes(data[:-48] + footer))
+        with pytest.raises(exc) as e:
+            list(Segment(path))
+        assert str(path) in str(e.value)
+        if comp == 2 and not HAVE_ZSTD:
+            assert "libzstd" in str(e.value)
 
 
 def test_good_copy_still_reads(tmp, damaged_base):
