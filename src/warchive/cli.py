@@ -6,6 +6,8 @@
     warchive merge IN... -o OUT           merge sorted CDX(J) files (refuses unsorted input)
     warchive build IN.cdxj... -o OUT.seg  write an index segment
     warchive zipnum IN.cdxj -o DIR        write a ZipNum cluster
+    warchive add COLL WARC...             put WARCs into a collection, indexed as a new segment
+    warchive compact COLL                 merge a collection's segments into one
     warchive cdx SOURCE... --url U [--PARAM VALUE]...   the CDX API's answer, as the server gives it
     warchive lookup URL [SOURCE...]       the captures of one URL
     warchive load URL TIMESTAMP [SOURCE...] | --cdx LINE  a capture, revisits resolved
@@ -73,6 +75,15 @@ def _parser() -> argparse.ArgumentParser:
     zn.add_argument("-o", "--output", required=True, help="directory, or prefix P (P.idx, P.loc, shards)")
     zn.add_argument("--lines", type=int, default=3000, help="lines per block (default 3000)")
     zn.add_argument("--parts", type=int, default=1, help="number of shard files (default 1)")
+
+    ad = sub.add_parser("add", help="put WARC files into a collection and index them as a new segment")
+    ad.add_argument("coll", metavar="COLL", help="collection directory (created if absent)")
+    ad.add_argument("warcs", nargs="+", metavar="WARC")
+    ad.add_argument("--link", action="store_true", help="hard-link the files instead of copying them")
+    ad.add_argument("-j", "--jobs", type=int, default=1)
+
+    cp = sub.add_parser("compact", help="merge a collection's index segments into one")
+    cp.add_argument("coll", metavar="COLL")
 
     cd = sub.add_parser("cdx", help="answer a CDX API query over index files and collections")
     cd.add_argument("sources", nargs="+", metavar="SOURCE",
@@ -218,6 +229,22 @@ def cmd_load(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_add(args: argparse.Namespace) -> int:
+    from .collection import add_warcs
+
+    seg = add_warcs(args.coll, args.warcs, link=args.link, jobs=max(1, args.jobs))
+    print(seg or "nothing to index", file=sys.stderr)
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from .collection import compact
+
+    seg = compact(args.coll)
+    print(seg or "no segments", file=sys.stderr)
+    return 0
+
+
 def cmd_record_index(args: argparse.Namespace) -> int:
     from .index.revisits import write_record_index
 
@@ -263,7 +290,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"sort": cmd_sort, "merge": cmd_merge, "build": cmd_build, "zipnum": cmd_zipnum,
-            "lookup": cmd_lookup, "serve": cmd_serve, "load": cmd_load, "record-index": cmd_record_index}
+            "lookup": cmd_lookup, "serve": cmd_serve, "load": cmd_load, "record-index": cmd_record_index,
+            "add": cmd_add, "compact": cmd_compact}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
