@@ -80,6 +80,14 @@ static const uint8_t wa_seg_json_name_len[7] = {3, 4, 6, 6, 6, 6, 8};
 
 /* ---------------------------------------------------------------- buffers */
 
+/* memcpy / memcmp that accept a NULL pointer with a zero length (an empty
+ * wa_sbuf has none), which the C library versions do not. */
+static inline void wa_cpy(void *d, const void *s, size_t n) {
+    if (n) memcpy(d, s, n);
+}
+
+static inline int wa_eq(const void *a, const void *b, size_t n) { return n == 0 || memcmp(a, b, n) == 0; }
+
 typedef struct {
     uint8_t *p;
     size_t len, cap;
@@ -99,7 +107,7 @@ static inline int wa_sbuf_reserve(wa_sbuf *b, size_t extra) {
 
 static inline int wa_sbuf_put(wa_sbuf *b, const void *p, size_t n) {
     if (wa_sbuf_reserve(b, n)) return WA_E_NOMEM;
-    if (n) memcpy(b->p + b->len, p, n);
+    if (n) wa_cpy(b->p + b->len, p, n);
     b->len += n;
     return WA_OK;
 }
@@ -233,19 +241,19 @@ static inline int wa_parse_ts14(const uint8_t *p, uint64_t *v) {
  * "org,example,www)/a/b?q" -> "www.example.org/a/b?q" (labels back in
  * reading order, ')' dropped). Writes n-1 bytes (0 when there is no ')'). */
 static inline size_t wa_seg_cand(const uint8_t *key, size_t n, uint8_t *out) {
-    const uint8_t *close = (const uint8_t *)memchr(key, ')', n);
+    const uint8_t *close = n ? (const uint8_t *)memchr(key, ')', n) : NULL;
     if (!close) return 0;
     size_t hl = (size_t)(close - key), o = 0, end = hl;
     for (;;) {
         size_t c = end;
         while (c > 0 && key[c - 1] != ',') c--;
-        memcpy(out + o, key + c, end - c);
+        wa_cpy(out + o, key + c, end - c);
         o += end - c;
         if (c == 0) break;
         out[o++] = '.';
         end = c - 1;
     }
-    memcpy(out + o, key + hl + 1, n - hl - 1);
+    wa_cpy(out + o, key + hl + 1, n - hl - 1);
     return o + n - hl - 1;
 }
 
@@ -266,7 +274,7 @@ typedef struct {
 
 /* Head shared by both forms: KEY SP 14-digit TS SP. Returns bytes consumed or 0. */
 static inline size_t wa_seg_parse_head(const uint8_t *p, size_t n, wa_seg_line *L) {
-    const uint8_t *sp = (const uint8_t *)memchr(p, ' ', n);
+    const uint8_t *sp = n ? (const uint8_t *)memchr(p, ' ', n) : NULL;
     if (!sp || sp == p) return 0;
     size_t kl = (size_t)(sp - p);
     if (n < kl + 16 || p[kl + 15] != ' ' || !wa_parse_ts14(p + kl + 1, &L->ts)) return 0;
@@ -435,7 +443,7 @@ static inline void wa_seg_state_reset(wa_seg_state *st, const wa_seg_ctx *cx, ui
 /* dst = src (the group state; the current entry too). */
 static inline int wa_seg_state_copy(wa_seg_state *dst, const wa_seg_state *src) {
     wa_sbuf k = dst->key, u0 = dst->url[0], u1 = dst->url[1], t = dst->tmp;
-    memcpy(dst, src, sizeof *dst);
+    wa_cpy(dst, src, sizeof *dst);
     dst->key = k;
     dst->url[0] = u0;
     dst->url[1] = u1;
@@ -494,7 +502,7 @@ static int wa_seg_url_make(wa_seg_state *st, const wa_seg_ctx *cx) {
         size_t pl = cx->slen[st->u_m - 1];
         st->tmp.len = 0;
         if (wa_sbuf_reserve(&st->tmp, pl + st->key.len)) return WA_E_NOMEM;
-        memcpy(st->tmp.p, cx->sbase + cx->soff[st->u_m - 1], pl);
+        wa_cpy(st->tmp.p, cx->sbase + cx->soff[st->u_m - 1], pl);
         bl = pl + wa_seg_cand(st->key.p, st->key.len, st->tmp.p + pl);
         base = st->tmp.p;
     }
@@ -504,9 +512,9 @@ static int wa_seg_url_make(wa_seg_state *st, const wa_seg_ctx *cx) {
     wa_sbuf *out = &st->url[st->cur ^ 1];
     out->len = 0;
     if (wa_sbuf_reserve(out, pre + (size_t)ll + (size_t)s)) return WA_E_NOMEM;
-    memcpy(out->p, base, pre);
-    memcpy(out->p + pre, st->u_lit, (size_t)ll);
-    memcpy(out->p + pre + ll, base + bl - s, (size_t)s);
+    wa_cpy(out->p, base, pre);
+    wa_cpy(out->p + pre, st->u_lit, (size_t)ll);
+    wa_cpy(out->p + pre + ll, base + bl - s, (size_t)s);
     out->len = pre + (size_t)ll + (size_t)s;
     st->cur ^= 1;
     st->pending = 0;
@@ -617,15 +625,15 @@ static size_t wa_seg_fmt_field(const wa_seg_state *st, const wa_seg_ctx *cx, int
     size_t n;
     switch (f) {
     case WA_F_URL:
-        memcpy(out, st->url[st->cur].p, st->url[st->cur].len);
+        wa_cpy(out, st->url[st->cur].p, st->url[st->cur].len);
         return st->url[st->cur].len;
     case WA_F_DIGEST:
         if (st->dig == WA_D_LIT) {
-            memcpy(out, st->dp, st->dn);
+            wa_cpy(out, st->dp, st->dn);
             return st->dn;
         }
         if (st->dig == WA_D_SHA1) {
-            memcpy(out, "sha1:", 5);
+            wa_cpy(out, "sha1:", 5);
             wa_b32_encode20(st->dp, out + 5);
             return 37;
         }
@@ -637,7 +645,7 @@ static size_t wa_seg_fmt_field(const wa_seg_state *st, const wa_seg_ctx *cx, int
         return wa_fmt_num(st->offset, out);
     default:
         n = wa_seg_str(cx, st->s[f], &s);
-        memcpy(out, s, n);
+        wa_cpy(out, s, n);
         return n;
     }
 }
@@ -665,7 +673,7 @@ static int wa_seg_format(wa_seg_state *st, const wa_seg_ctx *cx, wa_sbuf *out) {
         cap += 16 + ((st->mask & (1u << f)) ? wa_seg_field_cap(st, cx, f) : 1);
     if (wa_sbuf_reserve(out, cap)) return WA_E_NOMEM;
     uint8_t *q = out->p;
-    memcpy(q, st->key.p, st->key.len);
+    wa_cpy(q, st->key.p, st->key.len);
     q += st->key.len;
     *q++ = ' ';
     wa_fmt_ts14(st->ts, q);
@@ -679,9 +687,9 @@ static int wa_seg_format(wa_seg_state *st, const wa_seg_ctx *cx, wa_sbuf *out) {
             if (!first) { *q++ = ','; *q++ = ' '; }
             first = 0;
             *q++ = '"';
-            memcpy(q, wa_seg_json_names[f], wa_seg_json_name_len[f]);
+            wa_cpy(q, wa_seg_json_names[f], wa_seg_json_name_len[f]);
             q += wa_seg_json_name_len[f];
-            memcpy(q, "\": \"", 4);
+            wa_cpy(q, "\": \"", 4);
             q += 4;
             q += wa_seg_fmt_field(st, cx, f, q);
             *q++ = '"';

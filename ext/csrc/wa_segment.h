@@ -348,7 +348,7 @@ static size_t wa_seg_bound(const wa_seg_codec *z, size_t n) {
 static int wa_seg_compress(wa_seg_codec *z, const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t *out_len) {
     if (z->kind == WA_SEG_NONE) {
         if (cap < n) return WA_E_FORMAT;
-        memcpy(dst, src, n);
+        wa_cpy(dst, src, n);
         *out_len = n;
         return WA_OK;
     }
@@ -410,7 +410,7 @@ static int wa_seg_compress(wa_seg_codec *z, const uint8_t *src, size_t n, uint8_
 static int wa_seg_decompress(wa_seg_codec *z, const uint8_t *src, size_t clen, uint8_t *dst, size_t n) {
     if (z->kind == WA_SEG_NONE) {
         if (clen != n) return WA_E_FORMAT;
-        memcpy(dst, src, n);
+        wa_cpy(dst, src, n);
         return WA_OK;
     }
 #ifdef WA_HAVE_ZSTD
@@ -617,7 +617,7 @@ static int wa_seg_open(wa_seg_reader *r, const uint8_t *map, size_t size, size_t
     for (size_t b = 1; rc == WA_OK && b < n; b++) {
         size_t la = r->sep_off[b] - r->sep_off[b - 1], lb = r->sep_off[b + 1] - r->sep_off[b];
         size_t m = la < lb ? la : lb;
-        int c = memcmp(r->seps + r->sep_off[b - 1], r->seps + r->sep_off[b], m);
+        int c = m ? memcmp(r->seps + r->sep_off[b - 1], r->seps + r->sep_off[b], m) : 0;
         if (c > 0 || (c == 0 && la > lb)) rc = wa_seg_fail(r, (int64_t)b, "index separators out of order");
     }
     wa_sbuf_free(&seps);
@@ -692,7 +692,7 @@ static int wa_seg_block_decode(wa_seg_codec *z, const uint8_t *d, size_t disk, w
         at += (size_t)ulen[s];
     }
     k->sec[WA_SEG_NSEC] = at;
-    memcpy(k->buf + at, src, k->rlen);
+    wa_cpy(k->buf + at, src, k->rlen);
     int rc = wa_seg_block_parse(k, why);
     if (rc) {
         wa_seg_block_unref(k);

@@ -77,7 +77,7 @@ static int wa_segw_init(wa_segw *w, uint32_t R, uint64_t block_lines, size_t blo
     w->z.level = level;
     size_t zero = 0;
     if (wa_sbuf_put(&w->loff, &zero, sizeof zero) || wa_sbuf_reserve(&w->out, WA_SEG_HEADER)) return WA_E_NOMEM;
-    memcpy(w->out.p, wa_seg_magic, 8);
+    wa_cpy(w->out.p, wa_seg_magic, 8);
     wa_put_u32le(w->out.p + 8, WA_SEG_VERSION);
     wa_put_u32le(w->out.p + 12, 0);
     w->out.len = WA_SEG_HEADER;
@@ -136,7 +136,7 @@ static int wa_segw_intern(wa_segw *w, const uint8_t *p, size_t n, uint64_t *idx)
     while (w->htab[h]) {
         uint32_t i = w->htab[h] - 1;
         uint32_t o = ((uint32_t *)w->soff.p)[i], l = ((uint32_t *)w->slen.p)[i];
-        if (l == n && memcmp(w->sarena.p + o, p, n) == 0) {
+        if (l == n && wa_eq(w->sarena.p + o, p, n)) {
             *idx = i;
             return WA_OK;
         }
@@ -197,7 +197,7 @@ static int wa_segw_put_url(wa_segw *w, const uint8_t *u, size_t un, const uint8_
         if (j < un && u[j] == '.') k = j + 1;
     }
     uint8_t *base1 = w->cand.p + un - k;
-    memcpy(base1, u, k);
+    wa_cpy(base1, u, k);
     size_t bl1 = k + cl;
     size_t p1 = wa_lcp(u, un, base1, bl1);
     size_t s1 = wa_lcs(u + p1, un - p1, base1 + p1, bl1 - p1);
@@ -250,7 +250,7 @@ static int wa_segw_put_struct(wa_segw *w, const wa_seg_line *L) {
             int same = 0;
             if (A->dprev == L->dig) {
                 if (L->dig == WA_D_LIT)
-                    same = A->dprev_n == L->vl[f] && memcmp(A->dprev_p, L->v[f], L->vl[f]) == 0;
+                    same = A->dprev_n == L->vl[f] && wa_eq(A->dprev_p, L->v[f], L->vl[f]);
                 else
                     same = memcmp(A->dprev_p, L->dig_raw, 20) == 0;
             }
@@ -302,7 +302,7 @@ static int wa_segw_try(wa_segw *w, const size_t at[], const uint8_t *line, size_
         for (int s = 0; s < WA_SEG_NS; s++) used &= rd.p[s] == rd.end[s];
         if (used) {
             if ((rc = wa_seg_format(&w->B, &w->cx, &w->fmt))) return rc;
-            *ok = w->fmt.len == n && memcmp(w->fmt.p, line, n) == 0;
+            *ok = w->fmt.len == n && wa_eq(w->fmt.p, line, n);
         }
     }
     if (*ok) {
@@ -424,8 +424,8 @@ static int wa_segw_compress_block(wa_segw *w) {
         }
     }
     memmove(w->out.p + start + hdr.len, body, at);
-    memcpy(w->out.p + start, hdr.p, hdr.len);
-    memcpy(w->out.p + start + hdr.len + at, w->raw.p, w->raw.len);
+    wa_cpy(w->out.p + start, hdr.p, hdr.len);
+    wa_cpy(w->out.p + start + hdr.len + at, w->raw.p, w->raw.len);
     w->out.len = start + hdr.len + at + w->raw.len;
     wa_sbuf_free(&hdr);
     return WA_OK;
@@ -445,7 +445,7 @@ static int wa_segw_verify(wa_segw *w, size_t start, int *ok) {
         while ((rc = wa_seg_cur_next(&w->vc)) == WA_OK) {
             if (i >= w->nl || (rc = wa_seg_cur_format(&w->vc))) break;
             size_t o = wa_segw_loff(w, i), n = wa_segw_loff(w, i + 1) - o;
-            if (w->vc.out.len != n || memcmp(w->vc.out.p, w->lines.p + o, n) != 0) break;
+            if (w->vc.out.len != n || !wa_eq(w->vc.out.p, w->lines.p + o, n)) break;
             i++;
         }
         *ok = rc == WA_EOF && i == w->nl;
@@ -480,7 +480,7 @@ static int wa_segw_flush(wa_segw *w) {
     /* separator: the first line up to "KEY TS", and past the last line of the block before */
     const uint8_t *f = w->lines.p;
     size_t fn = wa_segw_loff(w, 1), head = fn;
-    const uint8_t *sp = (const uint8_t *)memchr(f, ' ', fn);
+    const uint8_t *sp = fn ? (const uint8_t *)memchr(f, ' ', fn) : NULL;
     if (sp) {
         const uint8_t *sp2 = (const uint8_t *)memchr(sp + 1, ' ', fn - (size_t)(sp + 1 - f));
         if (sp2) head = (size_t)(sp2 - f);
@@ -536,7 +536,7 @@ static int wa_segw_finish(wa_segw *w) {
     f[34] = (uint8_t)w->z.kind;
     f[35] = 0;
     wa_put_u32le(f + 36, wa_crc32(0, f, 36));
-    memcpy(f + 40, wa_seg_magic, 8);
+    wa_cpy(f + 40, wa_seg_magic, 8);
     w->out.len += WA_SEG_FOOTER;
     w->file_off = index_off + ilen + WA_SEG_FOOTER;
     return WA_OK;
