@@ -35,6 +35,7 @@ decide dedup: those call it.
 
 from __future__ import annotations
 
+import gc
 import json
 import mmap
 import os
@@ -44,8 +45,10 @@ import time
 import warnings
 import zlib
 from array import array
+from bisect import bisect_left
 from itertools import accumulate
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type,
+                    TypeVar, Union)
 
 import msgspec
 
@@ -139,21 +142,39 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + f".{int((t - s) * 1e6):06d}Z"
 
 
-def _lenient(line: bytes) -> Entry:
-    """An entry whose known fields have types this version does not expect (written by a newer
-    version, or by hand): those fields are left out of the Entry (the line keeps them)."""
+class Head(msgspec.Struct, gc=False):
+    """What loading a journal decodes of each entry: enough to group entries by original URL
+    and to find a record by any URL of its chain. The rest is decoded when a record is made."""
+
+    kind: str = ""
+    url: Optional[str] = None
+    hop: Optional[str] = None
+    location: Optional[str] = None
+
+
+_HEAD_FIELDS = frozenset(Head.__struct_fields__)
+_decode_head = msgspec.json.Decoder(Head).decode
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def lenient(line: bytes, type_: Type[S]) -> S:
+    """`line` decoded as `type_` when some of its known fields have types this version does not
+    expect (written by a newer version, or by hand): those fields are left out (the line keeps
+    them). Raises msgspec.DecodeError / ValidationError when the line is not a JSON object."""
     d = _decode_any(line)
     if not isinstance(d, dict):
         raise msgspec.ValidationError(f"expected a JSON object, got {type(d).__name__}")
+    fields = frozenset(type_.__struct_fields__)
     ok: Dict[str, Any] = {}
     for k, v in d.items():
-        if k in _FIELDS:
+        if k in fields:
             try:
-                msgspec.convert({k: v}, Entry)
+                msgspec.convert({k: v}, type_)
             except msgspec.ValidationError:
                 continue
             ok[k] = v
-    return msgspec.convert(ok, Entry)
+    return msgspec.convert(ok, type_)
 
 
 def decode_entry(line: bytes) -> Entry:
@@ -162,7 +183,7 @@ def decode_entry(line: bytes) -> Entry:
     try:
         return _decode_entry(line)
     except msgspec.ValidationError:
-        return _lenient(line)
+        return lenient(line, Entry)
 
 
 # --- the pid lock ------------------------------------------------------------
@@ -543,56 +564,74 @@ def _damaged(path: str, pos: int, line: bytes, why: str, skip_errors: bool) -> N
     warnings.warn(str(err), SessionWarning, stacklevel=4)
 
 
+class Parsed:
+    """Journal bytes split into entries: the version line, each entry's line (without its line
+    feed), decoded head and byte offset, and how many bytes of torn tail were ignored."""
+
+    __slots__ = ("info", "lines", "heads", "positions", "torn", "end")
+
+    def __init__(self, info: Optional[Dict[str, Any]], lines: List[bytes], heads: List[Head],
+                 positions: "array[int]", torn: int, end: int) -> None:
+        self.info = info
+        self.lines = lines
+        self.heads = heads
+        self.positions = positions
+        self.torn = torn
+        self.end = end  # the offset after the last complete line
+
+
 def parse_journal(path: str, data: bytes, start: int = 0, *, skip_errors: bool = False,
-                  version: bool = True) -> Tuple[Optional[Dict[str, Any]], List[Entry], "array[int]", int]:
-    """Parse journal bytes (from byte `start`, where a line begins): (version line or None,
-    entries, their byte offsets, bytes of torn tail ignored). With `version`, the first line
-    is the version line."""
+                  version: bool = True) -> Parsed:
+    """Split journal bytes into entries, from byte `start` (where a line begins; offsets are
+    counted from the start of `data`). With `version`, the first line is the version line."""
     lines = data[start:].split(b"\n") if start else data.split(b"\n")
     torn = len(lines.pop())  # the bytes after the last line feed: a torn write, or nothing
+    end = len(data) - torn
     info: Optional[Dict[str, Any]] = None
-    first = 0
     pos0 = start
     if version:
         if not lines:
-            return None, [], array("q"), torn
+            return Parsed(None, [], [], array("q"), torn, end)
         info = _version_line(path, lines[0])
-        first = 1
         pos0 = start + len(lines[0]) + 1
-    body = lines[first:] if first else lines
+        del lines[0]
+    gc_was = gc.isenabled()
+    gc.disable()  # millions of new objects, no cycles among them: no collections while they come
     try:
-        entries = list(map(_decode_entry, body))
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return info, *_parse_slow(path, body, pos0, skip_errors), torn
-    positions = array("q", accumulate(map((1).__add__, map(len, body)), initial=pos0))
-    positions.pop()
-    return info, entries, positions, torn
+        try:
+            heads = list(map(_decode_head, lines))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return _parse_slow(path, info, lines, pos0, torn, end, skip_errors)
+        positions = array("q", accumulate(map((1).__add__, map(len, lines)), initial=pos0))
+        positions.pop()
+    finally:
+        if gc_was:
+            gc.enable()
+    return Parsed(info, lines, heads, positions, torn, end)
 
 
-def _parse_slow(path: str, body: List[bytes], pos: int, skip_errors: bool) -> Tuple[List[Entry], "array[int]"]:
-    entries: List[Entry] = []
+def _parse_slow(path: str, info: Optional[Dict[str, Any]], body: List[bytes], pos: int, torn: int, end: int,
+                skip_errors: bool) -> Parsed:
+    """Line by line: blank lines are no entries, damaged ones raise (or are skipped)."""
+    lines: List[bytes] = []
+    heads: List[Head] = []
     positions = array("q")
     for line in body:
         try:
-            e = _decode_entry(line)
-        except msgspec.ValidationError:
             try:
-                e = _lenient(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as x:
+                h = _decode_head(line)
+            except msgspec.ValidationError:
+                h = lenient(line, Head)
+        except (msgspec.DecodeError, msgspec.ValidationError) as x:
+            if line.strip():  # a blank line is no entry (and no damage)
                 _damaged(path, pos, line, str(x), skip_errors)
-                pos += len(line) + 1
-                continue
-        except msgspec.DecodeError as x:
-            if not line.strip():  # a blank line is no entry (and no damage)
-                pos += len(line) + 1
-                continue
-            _damaged(path, pos, line, str(x), skip_errors)
             pos += len(line) + 1
             continue
-        entries.append(e)
+        lines.append(line)
+        heads.append(h)
         positions.append(pos)
         pos += len(line) + 1
-    return entries, positions
+    return Parsed(info, lines, heads, positions, torn, end)
 
 
 class Hop:
@@ -718,17 +757,18 @@ class UrlRecord:
 
 
 class Session:
-    """A whole journal read into memory: the entries (``Entry``, journal order) and their byte
-    offsets, the session entries, and one ``UrlRecord`` per original URL (made on demand)."""
+    """A whole journal read into memory: each entry's line, head (kind and URLs) and byte offset,
+    in journal order; full entries (``Entry``) and one ``UrlRecord`` per original URL are
+    decoded on demand."""
 
-    def __init__(self, path: str, data: bytes, info: Optional[Dict[str, Any]], entries: List[Entry],
-                 positions: "array[int]", torn: int) -> None:
+    def __init__(self, path: str, parsed: Parsed) -> None:
         self.path = path
-        self._data = data
-        self.info = info or {}
-        self.entries = entries
-        self.positions = positions
-        self.torn = torn
+        self.info = parsed.info or {}
+        self.lines = parsed.lines
+        self.heads = parsed.heads
+        self.positions = parsed.positions
+        self.torn = parsed.torn
+        self.end = parsed.end
         self._groups: Optional[Dict[str, List[int]]] = None
         self._keys: Optional[Dict[str, List[str]]] = None
 
@@ -737,27 +777,59 @@ class Session:
         return int(self.info.get(VERSION_KEY, FORMAT_VERSION))
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self.heads)
 
     # entries
 
+    def entry(self, i: int) -> Entry:
+        """Entry i, decoded."""
+        return decode_entry(self.lines[i])
+
+    @property
+    def entries(self) -> List[Entry]:
+        """Every entry, decoded (about a second per million)."""
+        return list(map(decode_entry, self.lines))
+
+    def decode_all(self, type_: Type[S]) -> List[S]:
+        """Every entry decoded as `type_`, a msgspec Struct of the fields a caller needs (the
+        fewer, the faster); fields of unexpected types are left out."""
+        dec = msgspec.json.Decoder(type_).decode
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            try:
+                return list(map(dec, self.lines))
+            except msgspec.ValidationError:
+                out: List[S] = []
+                for line in self.lines:
+                    try:
+                        out.append(dec(line))
+                    except msgspec.ValidationError:
+                        out.append(lenient(line, type_))
+                return out
+        finally:
+            if gc_was:
+                gc.enable()
+
     def raw(self, pos: int) -> bytes:
-        """The journal line at byte `pos`, without its line feed."""
-        end = self._data.find(b"\n", pos)
-        return self._data[pos:end if end >= 0 else len(self._data)]
+        """The journal line at byte offset `pos`, without its line feed."""
+        i = bisect_left(self.positions, pos)
+        if i >= len(self.positions) or self.positions[i] != pos:
+            raise KeyError(f"{self.path}: no entry at byte {pos}")
+        return self.lines[i]
 
     def fields(self, i: int) -> Dict[str, Any]:
         """Entry i with every field it has (unknown ones included)."""
-        return _decode_any(self.raw(self.positions[i]))
+        return _decode_any(self.lines[i])
 
     def all_fields(self) -> Iterator[Dict[str, Any]]:
-        for p in self.positions:
-            yield _decode_any(self.raw(p))
+        for line in self.lines:
+            yield _decode_any(line)
 
     @property
     def sessions(self) -> List[Entry]:
         """The "session" entries (configuration, software, seeds), one per run."""
-        return [e for e in self.entries if e.kind == "session"]
+        return [self.entry(i) for i, h in enumerate(self.heads) if h.kind == "session"]
 
     @property
     def seeds(self) -> List[str]:
@@ -789,14 +861,20 @@ class Session:
         if self._groups is None:
             g: Dict[str, List[int]] = {}
             get = g.get
-            for i, u in enumerate([e.url for e in self.entries]):
-                if u is None:
-                    continue
-                lst = get(u)
-                if lst is None:
-                    g[u] = [i]
-                else:
-                    lst.append(i)
+            gc_was = gc.isenabled()
+            gc.disable()
+            try:
+                for i, u in enumerate([h.url for h in self.heads]):
+                    if u is None:
+                        continue
+                    lst = get(u)
+                    if lst is None:
+                        g[u] = [i]
+                    else:
+                        lst.append(i)
+            finally:
+                if gc_was:
+                    gc.enable()
             self._groups = g
         return self._groups
 
@@ -804,8 +882,8 @@ class Session:
         return list(self.groups())
 
     def _record(self, url: str, idx: List[int]) -> UrlRecord:
-        ents, pos = self.entries, self.positions
-        return UrlRecord(url, [ents[i] for i in idx], [pos[i] for i in idx], self.raw)
+        lines, pos = self.lines, self.positions
+        return UrlRecord(url, [decode_entry(lines[i]) for i in idx], [pos[i] for i in idx], self.raw)
 
     def record(self, url: str) -> Optional[UrlRecord]:
         """The record whose original URL is `url` (None if there is none)."""
@@ -820,16 +898,26 @@ class Session:
         """Hop and redirect-target URL -> original URLs whose chains hold it."""
         if self._keys is None:
             k: Dict[str, List[str]] = {}
-            for e in self.entries:
-                if e.url is None:
+            for h in self.heads:
+                if h.url is None:
                     continue
-                for other in (e.hop, e.location):
-                    if other and other != e.url:
+                for other in (h.hop, h.location):
+                    if other and other != h.url:
                         lst = k.setdefault(other, [])
-                        if e.url not in lst:
-                            lst.append(e.url)
+                        if h.url not in lst:
+                            lst.append(h.url)
             self._keys = k
         return self._keys
+
+    def keys_of(self, url: str) -> Set[str]:
+        """The URLs other than `url` that find the record of original URL `url`."""
+        out: Set[str] = set()
+        for i in self.groups().get(url, ()):
+            h = self.heads[i]
+            for other in (h.hop, h.location):
+                if other and other != url:
+                    out.add(other)
+        return out
 
     def lookup_all(self, url: str) -> List[UrlRecord]:
         """The records found by `url`: its own first, then those whose chains hold it."""
@@ -847,12 +935,7 @@ class Session:
     def lookup(self, url: str) -> Optional[UrlRecord]:
         """The record `url` finds: the one of which it is the original URL, else the latest
         one whose redirect chain holds it."""
-        rs = self.lookup_all(url)
-        if not rs:
-            return None
-        if rs[0].url == url:
-            return rs[0]
-        return max(rs, key=lambda r: r.positions[-1])
+        return _pick(url, self.lookup_all(url))
 
     def failed(self) -> List[UrlRecord]:
         """Records whose last attempt failed: what --retry-failed takes."""
@@ -863,6 +946,14 @@ class Session:
         return [r for r in self.records() if r.skips]
 
 
+def _pick(url: str, rs: List[UrlRecord]) -> Optional[UrlRecord]:
+    if not rs:
+        return None
+    if rs[0].url == url:
+        return rs[0]
+    return max(rs, key=lambda r: r.positions[-1] if r.positions else -1)
+
+
 def read_session(path: PathLike, *, skip_errors: bool = False) -> Session:
     """Read a whole journal. A torn last line is ignored; a damaged line elsewhere raises
     ``SessionFormatError`` (file, byte offset), or is skipped with a ``SessionWarning`` when
@@ -870,8 +961,7 @@ def read_session(path: PathLike, *, skip_errors: bool = False) -> Session:
     p = os.fspath(path)
     with open(p, "rb") as f:
         data = f.read()
-    info, entries, positions, torn = parse_journal(p, data, skip_errors=skip_errors)
-    return Session(p, data, info, entries, positions, torn)
+    return Session(p, parse_journal(p, data, skip_errors=skip_errors))
 
 
 # --- the sidecar index ---------------------------------------------------------
@@ -883,17 +973,22 @@ def index_key(url: str) -> bytes:
     """A URL as a sidecar key: UTF-8, with %, controls and space %-escaped (so no key holds a
     tab or line feed, and every key sorts after the header line, which starts with a space)."""
     b = url.encode("utf-8", "surrogatepass")
+    if not b:
+        return b"%"  # no other URL gives a lone % (a % is always escaped as %25)
     if _ESCAPE.search(b) is None:
         return b
     return _ESCAPE.sub(lambda m: b"%%%02X" % m.group()[0], b)
 
 
-def _journal_check(fd_or_data: Union[bytes, mmap.mmap], covered: int) -> int:
-    return zlib.crc32(fd_or_data[max(0, covered - _CHECK_BYTES):covered])
+def _journal_check(path: str, covered: int) -> int:
+    """A checksum of the journal bytes just before `covered`: what tells a journal that grew
+    (those bytes unchanged) from one rewritten."""
+    with open(path, "rb") as f:
+        f.seek(max(0, covered - _CHECK_BYTES))
+        return zlib.crc32(f.read(min(covered, _CHECK_BYTES)))
 
 
-def build_index(journal: PathLike, index: Optional[PathLike] = None, *, skip_errors: bool = False,
-                session: Optional[Session] = None) -> str:
+def build_index(journal: PathLike, index: Optional[PathLike] = None, *, skip_errors: bool = False) -> str:
     """Write the sidecar index of a journal (default JOURNAL.idx), atomically; returns its path.
 
     Lines ``KEY<TAB>OFF,OFF,...``: for every record, one line under each of its keys (original
@@ -904,21 +999,18 @@ def build_index(journal: PathLike, index: Optional[PathLike] = None, *, skip_err
 
     jp = os.fspath(journal)
     ip = os.fspath(index) if index is not None else jp + INDEX_SUFFIX
-    st = os.stat(jp)
-    s = session if session is not None else read_session(jp, skip_errors=skip_errors)
-    covered = len(s._data) - s.torn
-    header = {"journal": os.path.basename(jp), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-              "ino": st.st_ino, "dev": st.st_dev, "covered": covered,
-              "check": _journal_check(s._data, covered), "entries": len(s.entries)}
+    with open(jp, "rb") as f:
+        data = f.read()
+        st = os.fstat(f.fileno())  # after the read: a journal appended to meanwhile is "grown"
+    s = Session(jp, parse_journal(jp, data, skip_errors=skip_errors))
+    del data
+    covered = s.end
+    header: Dict[str, Any] = {"journal": os.path.basename(jp), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                              "ino": st.st_ino, "dev": st.st_dev, "covered": covered,
+                              "check": _journal_check(jp, covered), "entries": len(s)}
     sorter = LineSorter(mem_limit=64 << 20)
-    extra: Dict[str, Set[str]] = {}
-    for e in s.entries:
-        if e.url is not None:
-            if e.hop and e.hop != e.url:
-                extra.setdefault(e.url, set()).add(e.hop)
-            if e.location and e.location != e.url:
-                extra.setdefault(e.url, set()).add(e.location)
     pos = s.positions
+    heads = s.heads
     buf: List[bytes] = []
     size = 0
     records = 0
@@ -926,9 +1018,16 @@ def build_index(journal: PathLike, index: Optional[PathLike] = None, *, skip_err
         records += 1
         offs = b"\t" + ",".join([str(pos[i]) for i in idx]).encode() + b"\n"
         buf.append(index_key(url) + offs)
-        for k in extra.get(url, ()):
+        others: Optional[Set[str]] = None
+        for i in idx:
+            h = heads[i]
+            if h.hop or h.location:
+                if others is None:
+                    others = set()
+                others.update(o for o in (h.hop, h.location) if o and o != url)
+        for k in others or ():
             buf.append(index_key(k) + offs)
-        size += len(offs)
+        size += len(offs) + len(url)
         if size > 4 << 20:
             sorter.add(b"".join(buf))
             buf.clear()
@@ -967,8 +1066,9 @@ def read_index_header(index: PathLike) -> Optional[Dict[str, Any]]:
 
 
 def index_state(journal: PathLike, index: Optional[PathLike] = None) -> Tuple[str, Optional[Dict[str, Any]]]:
-    """"fresh" (the sidecar covers the journal), "grown" (the journal has entries past it: they
-    are scanned), or "stale" (missing, another file, rewritten or truncated: rebuild)."""
+    """"fresh" (the sidecar covers the journal), "grown" (the journal has bytes past what it
+    covers: they are scanned), or "stale" (missing, damaged, of another file, or the journal was
+    rewritten or truncated: rebuild it)."""
     jp = os.fspath(journal)
     ip = os.fspath(index) if index is not None else jp + INDEX_SUFFIX
     h = read_index_header(ip)
@@ -979,12 +1079,10 @@ def index_state(journal: PathLike, index: Optional[PathLike] = None) -> Tuple[st
         covered = int(h["covered"])
         if (h["ino"], h["dev"]) != (st.st_ino, st.st_dev) or st.st_size < covered:
             return "stale", h
-        if st.st_size == h["size"] and st.st_mtime_ns == h["mtime_ns"]:
-            return "fresh", h
-        with open(jp, "rb") as f:
-            f.seek(max(0, covered - _CHECK_BYTES))
-            if zlib.crc32(f.read(min(covered, _CHECK_BYTES))) != h["check"]:
-                return "stale", h
+        if st.st_size == h["size"] and st.st_mtime_ns != h["mtime_ns"]:
+            return "stale", h  # rewritten in place
+        if _journal_check(jp, covered) != h["check"]:
+            return "stale", h
     except (KeyError, TypeError, ValueError):
         return "stale", h
     return ("grown" if st.st_size > covered else "fresh"), h
@@ -1038,18 +1136,17 @@ class SessionIndex:
         if self._mm is None or covered >= self._size:
             return
         data = self._mm[covered:self._size]
-        _, entries, positions, _ = parse_journal(self.path, data, skip_errors=self.skip_errors,
-                                                 version=(covered == 0))
-        self.tail_entries = len(entries)
-        for e, p in zip(entries, positions):
-            if e.url is None:
+        parsed = parse_journal(self.path, data, skip_errors=self.skip_errors, version=(covered == 0))
+        self.tail_entries = len(parsed.heads)
+        for line, h, p in zip(parsed.lines, parsed.heads, parsed.positions):
+            if h.url is None:
                 continue
-            ents, poss = self._tail.setdefault(e.url, ([], []))
-            ents.append(e)
+            ents, poss = self._tail.setdefault(h.url, ([], []))
+            ents.append(decode_entry(line))
             poss.append(p + covered)
-            for k in (e.hop, e.location):
-                if k and k != e.url:
-                    self._tail_keys.setdefault(k, set()).add(e.url)
+            for k in (h.hop, h.location):
+                if k and k != h.url:
+                    self._tail_keys.setdefault(k, set()).add(h.url)
 
     def raw(self, pos: int) -> bytes:
         if self._mm is None:
@@ -1111,12 +1208,7 @@ class SessionIndex:
     def lookup(self, url: str) -> Optional[UrlRecord]:
         """As ``Session.lookup``: the record of which `url` is the original, else the latest whose
         chain holds it."""
-        rs = self.lookup_all(url)
-        if not rs:
-            return None
-        if rs[0].url == url:
-            return rs[0]
-        return max(rs, key=lambda r: r.positions[-1])
+        return _pick(url, self.lookup_all(url))
 
     def close(self) -> None:
         if self._idx is not None:
