@@ -669,11 +669,11 @@ class UrlRecord:
     (no fetch, failure or skip yet). ``chain`` lists the URLs fetched for it, first to last."""
 
     def __init__(self, url: str, entries: Sequence[Entry], positions: Sequence[int],
-                 raw: Optional[Callable[[int], bytes]] = None) -> None:
+                 lines: Optional[Sequence[bytes]] = None) -> None:
         self.url = url
         self.entries = list(entries)
-        self.positions = list(positions)
-        self._raw = raw
+        self.positions = list(positions)  # byte offsets of the entries in the journal
+        self.lines = list(lines) if lines is not None else None  # the entries as written
         self.chain: List[Hop] = []
         self.fetches: List[Entry] = []
         self.records: List[Entry] = []
@@ -748,9 +748,9 @@ class UrlRecord:
 
     def fields(self) -> List[Dict[str, Any]]:
         """Every entry with all its fields, those this version does not know included."""
-        if self._raw is None:
+        if self.lines is None:
             return [msgspec.structs.asdict(e) for e in self.entries]
-        return [_decode_any(self._raw(p)) for p in self.positions]
+        return [_decode_any(line) for line in self.lines]
 
     def __repr__(self) -> str:
         return f"UrlRecord({self.url!r}, state={self.state!r}, chain={[h.url for h in self.chain]!r})"
@@ -883,7 +883,8 @@ class Session:
 
     def _record(self, url: str, idx: List[int]) -> UrlRecord:
         lines, pos = self.lines, self.positions
-        return UrlRecord(url, [decode_entry(lines[i]) for i in idx], [pos[i] for i in idx], self.raw)
+        mine = [lines[i] for i in idx]
+        return UrlRecord(url, list(map(decode_entry, mine)), [pos[i] for i in idx], mine)
 
     def record(self, url: str) -> Optional[UrlRecord]:
         """The record whose original URL is `url` (None if there is none)."""
@@ -1130,7 +1131,7 @@ class SessionIndex:
 
     def _scan_tail(self, covered: int) -> None:
         """The entries past what the sidecar covers, grouped by original URL, and their keys."""
-        self._tail: Dict[str, Tuple[List[Entry], List[int]]] = {}
+        self._tail: Dict[str, Tuple[List[bytes], List[int]]] = {}
         self._tail_keys: Dict[str, Set[str]] = {}
         self.tail_entries = 0
         if self._mm is None or covered >= self._size:
@@ -1141,8 +1142,8 @@ class SessionIndex:
         for line, h, p in zip(parsed.lines, parsed.heads, parsed.positions):
             if h.url is None:
                 continue
-            ents, poss = self._tail.setdefault(h.url, ([], []))
-            ents.append(decode_entry(line))
+            lines, poss = self._tail.setdefault(h.url, ([], []))
+            lines.append(line)
             poss.append(p + covered)
             for k in (h.hop, h.location):
                 if k and k != h.url:
@@ -1157,14 +1158,14 @@ class SessionIndex:
                                      f"remove {self.index_path} to have it rebuilt")
         return self._mm[pos:end]
 
-    def _entry(self, pos: int) -> Entry:
-        line = self.raw(pos)
+    def _entry(self, pos: int, line: Optional[bytes] = None) -> Optional[Entry]:
+        if line is None:
+            line = self.raw(pos)
         try:
             return decode_entry(line)
-        except msgspec.DecodeError as e:
-            raise SessionFormatError(self.path, pos, f"the sidecar index points at a damaged entry ({e})",
-                                     f"remove {self.index_path} to have it rebuilt, or read with --skip-errors"
-                                     ) from None
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            _damaged(self.path, pos, line, str(e), self.skip_errors)
+            return None
 
     def _indexed(self, key: str) -> Dict[str, List[int]]:
         """Original URL -> entry offsets, for the sidecar lines of `key`."""
@@ -1177,7 +1178,8 @@ class SessionIndex:
             poss = [int(x) for x in offs.split(b",")]
             if not poss:
                 continue
-            orig = self._entry(poss[0]).url
+            first = self._entry(poss[0])
+            orig = first.url if first is not None else None
             if orig is not None and orig not in out:
                 out[orig] = poss
         return out
@@ -1196,12 +1198,18 @@ class SessionIndex:
             poss = found.get(o)
             if poss is None:
                 poss = self._indexed(o).get(o, [])
-            ents = [self._entry(p) for p in poss]
+            lines = [self.raw(p) for p in poss]
             if o in self._tail:
-                tents, tposs = self._tail[o]
-                ents = ents + tents
+                tlines, tposs = self._tail[o]
+                lines = lines + tlines
                 poss = poss + tposs
-            out.append(UrlRecord(o, ents, poss, self.raw))
+            ents, keep = [], []
+            for i, (p, line) in enumerate(zip(poss, lines)):
+                e = self._entry(p, line)
+                if e is not None:
+                    ents.append(e)
+                    keep.append(i)
+            out.append(UrlRecord(o, ents, [poss[i] for i in keep], [lines[i] for i in keep]))
         out.sort(key=lambda r: (r.url != url, r.positions[0] if r.positions else 0))
         return out
 
