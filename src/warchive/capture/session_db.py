@@ -568,16 +568,26 @@ class Parsed:
     """Journal bytes split into entries: the version line, each entry's line (without its line
     feed), decoded head and byte offset, and how many bytes of torn tail were ignored."""
 
-    __slots__ = ("info", "lines", "heads", "positions", "torn", "end")
+    __slots__ = ("info", "lines", "heads", "_positions", "_pos0", "torn", "end")
 
     def __init__(self, info: Optional[Dict[str, Any]], lines: List[bytes], heads: List[Head],
-                 positions: "array[int]", torn: int, end: int) -> None:
+                 positions: "Optional[array[int]]", torn: int, end: int, pos0: int = 0) -> None:
         self.info = info
         self.lines = lines
         self.heads = heads
-        self.positions = positions
+        self._positions = positions
+        self._pos0 = pos0
         self.torn = torn
         self.end = end  # the offset after the last complete line
+
+    @property
+    def positions(self) -> "array[int]":
+        """The byte offset of each entry (computed when first asked for: every line was kept)."""
+        if self._positions is None:
+            p = array("q", accumulate(map((1).__add__, map(len, self.lines)), initial=self._pos0))
+            p.pop()
+            self._positions = p
+        return self._positions
 
 
 def parse_journal(path: str, data: bytes, start: int = 0, *, skip_errors: bool = False,
@@ -602,12 +612,10 @@ def parse_journal(path: str, data: bytes, start: int = 0, *, skip_errors: bool =
             heads = list(map(_decode_head, lines))
         except (msgspec.DecodeError, msgspec.ValidationError):
             return _parse_slow(path, info, lines, pos0, torn, end, skip_errors)
-        positions = array("q", accumulate(map((1).__add__, map(len, lines)), initial=pos0))
-        positions.pop()
     finally:
         if gc_was:
             gc.enable()
-    return Parsed(info, lines, heads, positions, torn, end)
+    return Parsed(info, lines, heads, None, torn, end, pos0)
 
 
 def _parse_slow(path: str, info: Optional[Dict[str, Any]], body: List[bytes], pos: int, torn: int, end: int,
@@ -660,6 +668,8 @@ class Hop:
 
 
 _OUTCOME = {"fetch": "fetched", "failed": "failed", "skipped": "skipped"}
+_HOP_KINDS = frozenset(("fetch", "record", "failed", "skipped"))
+_KNOWN = frozenset(KINDS)
 
 
 class UrlRecord:
@@ -674,49 +684,84 @@ class UrlRecord:
         self.entries = list(entries)
         self.positions = list(positions)  # byte offsets of the entries in the journal
         self.lines = list(lines) if lines is not None else None  # the entries as written
-        self.chain: List[Hop] = []
-        self.fetches: List[Entry] = []
-        self.records: List[Entry] = []
-        self.failures: List[Entry] = []
-        self.skips: List[Entry] = []
-        self.saved: List[Entry] = []
-        self.conversions: List[Entry] = []
-        self.outlinks: List[Any] = []
-        self.other: List[Entry] = []
-        self.last: Optional[Entry] = None
-        hops: Dict[str, Hop] = {}
+        self._hops: Optional[Dict[str, Hop]] = None
+        self._chain: List[Hop] = []
+        last = None
+        for e in reversed(self.entries):
+            if e.kind in _OUTCOME:
+                last = e
+                break
+        self.last: Optional[Entry] = last  # the entry of the last attempt's outcome
+
+    def _of(self, kind: str) -> List[Entry]:
+        return [e for e in self.entries if e.kind == kind]
+
+    @property
+    def fetches(self) -> List[Entry]:
+        return self._of("fetch")
+
+    @property
+    def records(self) -> List[Entry]:
+        """The WARC records written for it (every hop)."""
+        return self._of("record")
+
+    @property
+    def failures(self) -> List[Entry]:
+        return self._of("failed")
+
+    @property
+    def skips(self) -> List[Entry]:
+        return self._of("skipped")
+
+    @property
+    def saved(self) -> List[Entry]:
+        return self._of("saved")
+
+    @property
+    def conversions(self) -> List[Entry]:
+        return self._of("converted")
+
+    @property
+    def outlinks(self) -> List[Any]:
+        out: List[Any] = []
         for e in self.entries:
-            k = e.kind
-            if k in ("fetch", "record", "failed", "skipped"):
-                hu = e.hop or url
-                h = hops.get(hu)
-                if h is None:
-                    h = hops[hu] = Hop(hu)
-                    self.chain.append(h)
-                if k == "fetch":
-                    h.fetch = e
-                    self.fetches.append(e)
-                    self.last = e
-                elif k == "record":
-                    h.records.append(e)
-                    self.records.append(e)
-                elif k == "failed":
-                    h.failures.append(e)
-                    self.failures.append(e)
-                    self.last = e
-                else:
-                    h.skips.append(e)
-                    self.skips.append(e)
-                    self.last = e
-            elif k == "outlinks":
-                self.outlinks.extend(e.links or ())
-            elif k == "saved":
-                self.saved.append(e)
-            elif k == "converted":
-                self.conversions.append(e)
-            else:
-                self.other.append(e)
-        self._hops = hops
+            if e.kind == "outlinks" and e.links:
+                out.extend(e.links)
+        return out
+
+    @property
+    def other(self) -> List[Entry]:
+        """Entries of kinds this version does not know (kept as they are)."""
+        return [e for e in self.entries if e.kind not in _KNOWN]
+
+    @property
+    def chain(self) -> List[Hop]:
+        """The URLs fetched for it, in the order they first appear (the original first)."""
+        self._hops_map()
+        return self._chain
+
+    def _hops_map(self) -> Dict[str, Hop]:
+        if self._hops is None:
+            hops: Dict[str, Hop] = {}
+            url = self.url
+            for e in self.entries:
+                k = e.kind
+                if k in _HOP_KINDS:
+                    hu = e.hop or url
+                    h = hops.get(hu)
+                    if h is None:
+                        h = hops[hu] = Hop(hu)
+                        self._chain.append(h)
+                    if k == "fetch":
+                        h.fetch = e
+                    elif k == "record":
+                        h.records.append(e)
+                    elif k == "failed":
+                        h.failures.append(e)
+                    else:
+                        h.skips.append(e)
+            self._hops = hops
+        return self._hops
 
     @property
     def state(self) -> str:
@@ -727,7 +772,7 @@ class UrlRecord:
         """The hop of the last attempt's outcome."""
         if self.last is None:
             return None
-        return self._hops[self.last.hop or self.url]
+        return self._hops_map()[self.last.hop or self.url]
 
     @property
     def status(self) -> Optional[int]:
@@ -735,12 +780,12 @@ class UrlRecord:
         return self.last.status if self.last is not None else None
 
     def hop(self, url: str) -> Optional[Hop]:
-        return self._hops.get(url)
+        return self._hops_map().get(url)
 
     def keys(self) -> Set[str]:
         """Every URL that finds this record: the original, each hop, each redirect target."""
         ks = {self.url}
-        ks.update(self._hops)
+        ks.update(self._hops_map())
         for e in self.fetches:
             if e.location:
                 ks.add(e.location)
@@ -766,7 +811,7 @@ class Session:
         self.info = parsed.info or {}
         self.lines = parsed.lines
         self.heads = parsed.heads
-        self.positions = parsed.positions
+        self._parsed = parsed
         self.torn = parsed.torn
         self.end = parsed.end
         self._groups: Optional[Dict[str, List[int]]] = None
@@ -778,6 +823,11 @@ class Session:
 
     def __len__(self) -> int:
         return len(self.heads)
+
+    @property
+    def positions(self) -> "array[int]":
+        """The byte offset of each entry in the journal."""
+        return self._parsed.positions
 
     # entries
 
@@ -884,7 +934,11 @@ class Session:
     def _record(self, url: str, idx: List[int]) -> UrlRecord:
         lines, pos = self.lines, self.positions
         mine = [lines[i] for i in idx]
-        return UrlRecord(url, list(map(decode_entry, mine)), [pos[i] for i in idx], mine)
+        try:
+            ents = list(map(_decode_entry, mine))
+        except msgspec.ValidationError:
+            ents = list(map(decode_entry, mine))
+        return UrlRecord(url, ents, [pos[i] for i in idx], mine)
 
     def record(self, url: str) -> Optional[UrlRecord]:
         """The record whose original URL is `url` (None if there is none)."""
