@@ -1166,7 +1166,7 @@ class SessionIndex:
                 build_index(self.path, self.index_path, skip_errors=skip_errors)
                 self.rebuilt = True
                 state, h = index_state(self.path, self.index_path)
-            except PermissionError as e:  # a read-only place: scan instead
+            except OSError as e:  # a read-only place: scan instead
                 warnings.warn(f"{self.index_path}: cannot write the sidecar index ({e}); scanning the journal",
                               SessionWarning, stacklevel=2)
                 state, h = "stale", None
