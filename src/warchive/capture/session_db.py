@@ -68,7 +68,10 @@ TAIL_LIMIT = 8 << 20               # a journal grown by more than this past its 
 _CHECK_BYTES = 256                 # the journal bytes before the sidecar's end that it checksums
 
 __all__ = ["SessionDB", "Session", "SessionIndex", "UrlRecord", "Hop", "Entry", "SessionWarning",
-           "read_session", "build_index", "lookup", "FORMAT_VERSION", "DEFAULT_FSYNC", "KINDS"]
+           "read_session", "build_index", "lookup", "FORMAT_VERSION", "DEFAULT_FSYNC", "KINDS", "DUPLICATE"]
+
+#: The `reason` of dedup's "write nothing" decisions (``SessionDB.skipped``).
+DUPLICATE = "duplicate"
 
 #: The entry kinds this version writes and understands (others are kept as they are).
 KINDS = ("session", "fetch", "record", "failed", "skipped", "saved", "converted", "outlinks")
