@@ -313,14 +313,19 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_session(args: argparse.Namespace) -> int:
     import warnings
 
-    from .capture import session_report as rep
-    from .capture.session_db import SessionIndex, SessionWarning, read_session
-
     def warn(message, category, filename, lineno, file=None, line=None):
         print(f"warchive: warning: {message}", file=sys.stderr)
 
-    warnings.showwarning = warn
-    warnings.simplefilter("always", SessionWarning)
+    with warnings.catch_warnings():  # restores the warning filters and showwarning afterwards
+        warnings.showwarning = warn
+        warnings.simplefilter("always")
+        return _session(args)
+
+
+def _session(args: argparse.Namespace) -> int:
+    from .capture import session_report as rep
+    from .capture.session_db import SessionIndex, read_session
+
     out = sys.stdout
     if args.session_command == "show" and args.url:
         with SessionIndex(args.file, skip_errors=args.skip_errors) as ix:

@@ -563,3 +563,32 @@ def test_sigkill_50_times(tmp_path):
 def test_sigkill_500_times(tmp_path):
     torn = kill_loop(tmp_path, 500, seed=2)
     assert torn > 0  # some kills did cut an entry in the middle of its write
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_two_writers_never_interleave_within_a_line(journal):
+    """With force, two processes append at once: each entry is one write() on O_APPEND, so lines
+    interleave but never mix."""
+    with SessionDB(journal):
+        pass
+    pids = []
+    for w in range(2):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    db = SessionDB(journal, force=True, fsync="none")
+                    for i in range(1500):
+                        db.fetched(f"https://w{w}.example/{i}", 200, pad="y" * (i % 700))
+                    db.close()
+            finally:
+                os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        assert os.waitpid(pid, 0)[1] == 0
+    s = read_session(journal)
+    assert len(s) == 3000 and s.torn == 0
+    for w in range(2):
+        mine = [h.url for h in s.heads if h.url.startswith(f"https://w{w}.")]
+        assert mine == [f"https://w{w}.example/{i}" for i in range(1500)]
