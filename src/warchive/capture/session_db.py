@@ -47,7 +47,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 from itertools import accumulate
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type,
+from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type,
                     TypeVar, Union)
 
 import msgspec
@@ -122,7 +122,6 @@ class Entry(msgspec.Struct, gc=False, omit_defaults=True):
     seeds: Optional[List[Any]] = None
 
 
-_FIELDS = frozenset(Entry.__struct_fields__)
 _decode_entry = msgspec.json.Decoder(Entry).decode
 _decode_any = msgspec.json.Decoder().decode
 
@@ -155,7 +154,6 @@ class Head(msgspec.Struct, gc=False):
     location: Optional[str] = None
 
 
-_HEAD_FIELDS = frozenset(Head.__struct_fields__)
 _decode_head = msgspec.json.Decoder(Head).decode
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -1157,6 +1155,8 @@ class SessionIndex:
                  tail_limit: int = TAIL_LIMIT, skip_errors: bool = False) -> None:
         from ..index.sources import CDXFile
 
+        if rebuild not in ("auto", "always", "never"):
+            raise ValueError(f"rebuild must be 'auto', 'always' or 'never', not {rebuild!r}")
         self.path = os.fspath(journal)
         self.index_path = os.fspath(index) if index is not None else self.path + INDEX_SUFFIX
         self.skip_errors = skip_errors
@@ -1224,6 +1224,18 @@ class SessionIndex:
             _damaged(self.path, pos, line, str(e), self.skip_errors)
             return None
 
+    def _original(self, pos: int) -> Optional[str]:
+        """The original URL of the entry at `pos` (None when it is damaged and skip_errors)."""
+        line = self.raw(pos)
+        try:
+            try:
+                return _decode_head(line).url
+            except msgspec.ValidationError:
+                return lenient(line, Head).url
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            _damaged(self.path, pos, line, str(e), self.skip_errors)
+            return None
+
     def _indexed(self, key: str) -> Dict[str, List[int]]:
         """Original URL -> entry offsets, for the sidecar lines of `key`."""
         out: Dict[str, List[int]] = {}
@@ -1235,8 +1247,7 @@ class SessionIndex:
             poss = [int(x) for x in offs.split(b",")]
             if not poss:
                 continue
-            first = self._entry(poss[0])
-            orig = first.url if first is not None else None
+            orig = self._original(poss[0])
             if orig is not None and orig not in out:
                 out[orig] = poss
         return out
