@@ -682,9 +682,10 @@ class UrlRecord:
     def __init__(self, url: str, entries: Sequence[Entry], positions: Sequence[int],
                  lines: Optional[Sequence[bytes]] = None) -> None:
         self.url = url
-        self.entries = list(entries)
-        self.positions = list(positions)  # byte offsets of the entries in the journal
-        self.lines = list(lines) if lines is not None else None  # the entries as written
+        self.entries = entries if isinstance(entries, list) else list(entries)
+        # byte offsets of the entries in the journal, and the entries as written
+        self.positions = positions if isinstance(positions, list) else list(positions)
+        self.lines = lines if lines is None or isinstance(lines, list) else list(lines)
         self._hops: Optional[Dict[str, Hop]] = None
         self._chain: List[Hop] = []
         last = None
