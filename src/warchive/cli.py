@@ -13,6 +13,7 @@
     warchive load URL TIMESTAMP [SOURCE...] | --cdx LINE  a capture, revisits resolved
     warchive record-index WARC_OR_DIR... -o FILE.rix     record ids and digests -> records
     warchive serve [--root DIR] [--port N]               the CDX API over HTTP
+    warchive session show|failed|skipped|stats FILE [URL]  what a crawl session's journal says
     warchive --version
 
 Errors in archives are reported as one line naming the file and the byte
@@ -112,7 +113,27 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--root", default="collections", help="directory of collections (default ./collections)")
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=8080)
+    _session_parsers(sub)
     return p
+
+
+def _session_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    se = sub.add_parser("session", help="what a crawl session's journal says (tables)",
+                        description="Read a session journal (warchive.capture.session_db) and print tables.")
+    ss = se.add_subparsers(dest="session_command", metavar="ACTION", required=True)
+    for name, help_ in (("show", "every URL (or one URL, any of its redirect chain) with its chain and records"),
+                        ("failed", "URLs whose last attempt failed, with reason and time (what --retry-failed takes)"),
+                        ("skipped", "dedup skip decisions and other deliberate skips, with what they duplicate"),
+                        ("stats", "counts by state, status, MIME type and host; bytes; duration")):
+        a = ss.add_parser(name, help=help_, description=help_)
+        a.add_argument("file", metavar="FILE")
+        if name == "show":
+            a.add_argument("url", nargs="?", metavar="URL")
+        if name == "stats":
+            a.add_argument("--top", type=int, default=10, help="rows per table (default 10)")
+            a.add_argument("--json", action="store_true", help="the counts as one JSON object")
+        a.add_argument("--skip-errors", action="store_true",
+                       help="skip damaged lines in the middle of the journal (with a warning) instead of stopping")
 
 
 def cmd_sort(args: argparse.Namespace) -> int:
@@ -289,9 +310,55 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_session(args: argparse.Namespace) -> int:
+    import warnings
+
+    def warn(message, category, filename, lineno, file=None, line=None):
+        print(f"warchive: warning: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():  # restores the warning filters and showwarning afterwards
+        warnings.showwarning = warn
+        warnings.simplefilter("always")
+        return _session(args)
+
+
+def _session(args: argparse.Namespace) -> int:
+    from .capture import session_report as rep
+    from .capture.session_db import SessionIndex, read_session
+
+    out = sys.stdout
+    if args.session_command == "show" and args.url:
+        with SessionIndex(args.file, skip_errors=args.skip_errors) as ix:
+            records = ix.lookup_all(args.url)
+        if not records:
+            print(f"warchive: {args.url}: not in {args.file}", file=sys.stderr)
+            return 1
+        out.write("\n\n".join(rep.show_record(r) for r in records) + "\n")
+        return 0
+    s = read_session(args.file, skip_errors=args.skip_errors)
+    if args.session_command == "show":
+        out.write(rep.show_all(s) + "\n")
+    elif args.session_command == "failed":
+        text, n = rep.failed_table(s)
+        out.write(text + f"\n\n{n:,} URLs whose last attempt failed\n")
+    elif args.session_command == "skipped":
+        text, n = rep.skipped_table(s)
+        out.write(text + f"\n\n{n:,} skip decisions\n")
+    else:
+        st = rep.stats(s)
+        if args.json:
+            import json
+
+            out.write(json.dumps(st, indent=1, sort_keys=True) + "\n")
+        else:
+            out.write(rep.stats_text(st, top=args.top) + "\n")
+    return 0
+
+
 COMMANDS = {"sort": cmd_sort, "merge": cmd_merge, "build": cmd_build, "zipnum": cmd_zipnum,
             "lookup": cmd_lookup, "serve": cmd_serve, "load": cmd_load, "record-index": cmd_record_index,
             "add": cmd_add, "compact": cmd_compact}
+COMMANDS["session"] = cmd_session
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -101,3 +101,21 @@ def _clip(b: bytes, n: int = 200) -> bytes:
 
 class CaptureNotFound(ArchiveError, LookupError):
     """No capture matches a lookup (or a revisit's original is missing)."""
+
+
+class SessionFormatError(CorruptRecordError):
+    """A session journal (warchive.capture.session_db) holds a line that is not an entry, or is
+    not a journal at all (no version line), at ``offset`` in ``path``."""
+
+
+class SessionLockedError(ArchiveError):
+    """A session journal is being written by another live process (its pid file says which)."""
+
+    def __init__(self, path: PathLike, pid: int) -> None:
+        self.path = os.fspath(path) if path is not None else None
+        self.pid = pid
+        super().__init__(f"{self.path}: the session is being written by process {pid} "
+                         "(stop it first, or open anyway with force=True / --force)")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.pid))

@@ -1,0 +1,1 @@
+"""Capture: fetching the web politely and writing what happened (frontier, dedup, session database)."""
