@@ -1,0 +1,513 @@
+"""Outlinks of fetched pages: a streaming HTML tokenizer and a CSS scanner.
+
+``extract_links(url, content_type, payload)`` is what the crawler calls for each response: the
+links of an HTML or CSS payload, resolved against the page (or its ``<base href>``), fragments
+dropped, ``javascript:``/``mailto:``/``data:`` (and other non-fetchable schemes) skipped, each with
+its hop type as Heritrix writes it in hop paths:
+
+    L  navigation link        <a href>, <area href>, <link rel=alternate href>, <form action>
+    E  embed                  <img src/srcset>, <script src>, <link rel=stylesheet>, <iframe src>,
+                              <video>/<audio>/<source>/<track>, CSS url() and @import
+    R  redirect               <meta http-equiv=refresh content="0; url=...">
+    X  speculative            lazy-loading attributes (data-src, data-srcset) on any element
+
+The tokenizer follows the HTML5 tokenizer where it matters for finding attributes: comments
+(``<!-- -->``, ``<!-->``), bogus comments (``<!...>``, ``<?...>``), raw text inside
+``<script>``, ``<style>``, ``<xmp>``, ``<iframe>``, ``<noembed>``, ``<noframes>`` and RCDATA inside
+``<textarea>``, ``<title>`` (no tags there), unquoted and unterminated attribute values, duplicate
+attributes (the first wins), a tag cut off by the end of the file (dropped, as a browser does).
+It is fed text in pieces (``HtmlLinkExtractor.feed``) and keeps only the unfinished tail between
+pieces; every piece is scanned once, so broken input costs linear time. Two deliberate
+simplifications: an attribute value whose opening quote never closes ends at the next ``>``
+(a browser would read on to the next quote), and character references are decoded with
+``html.unescape`` (the HTML5 table, without the attribute-value exceptions for legacy ``&amp``).
+
+Pure Python on purpose: bench/test_fetch_bench.py measures it at several times ``html.parser``'s
+speed, far above a polite crawl's needs; a C tokenizer belongs with ``ext/html_rewrite`` (replay),
+which can then serve this module too. It must not fetch, decide scope, or touch the seen set.
+"""
+
+from __future__ import annotations
+
+import codecs
+import html as _html
+import re
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Set, Tuple, Union
+from urllib.parse import urljoin
+
+__all__ = ["Link", "HtmlLinkExtractor", "extract_html", "extract_css", "extract_links", "SKIPPED_SCHEMES"]
+
+
+@dataclass(frozen=True)
+class Link:
+    url: str        # absolute, without fragment
+    hop: str        # "L", "E", "R" or "X"
+    context: str    # where it was found: "a/@href", "img/@srcset", "style/url()", "css/@import", ...
+
+
+SKIPPED_SCHEMES = frozenset({"javascript", "mailto", "data", "tel", "about", "blob", "file", "vbscript", "sms",
+                             "callto", "news", "irc", "magnet", "chrome", "view-source"})
+_FETCHABLE = ("http", "https", "ftp")
+
+# --------------------------------------------------------------------------- CSS
+
+_CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
+_CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s'"]*))\s*\)""", re.I)
+_CSS_IMPORT = re.compile(r"""@import\s+(?:"([^"]*)"|'([^']*)')""", re.I)
+_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))", re.S)
+
+
+def _css_unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
+
+    def one(m: "re.Match[str]") -> str:
+        if m.group(1):
+            cp = int(m.group(1), 16)
+            return chr(cp) if 0 < cp < 0x110000 and not 0xD800 <= cp < 0xE000 else "\ufffd"
+        return m.group(2)
+    return _CSS_ESCAPE.sub(one, s)
+
+
+def _css_refs(text: str) -> Iterable[Tuple[str, str]]:
+    """(raw reference, context) of every url() and @import "..." in a style sheet."""
+    if "/*" in text:
+        text = _CSS_COMMENT.sub(" ", text)
+    found: List[Tuple[int, str, str]] = []
+    if "@" in text:
+        for m in _CSS_IMPORT.finditer(text):
+            found.append((m.start(), _css_unescape(m.group(1) if m.group(1) is not None else m.group(2)), "@import"))
+    if "(" in text:
+        for m in _CSS_URL.finditer(text):
+            v = next(g for g in m.groups() if g is not None)
+            found.append((m.start(), _css_unescape(v), "url()"))
+    found.sort(key=lambda x: x[0])
+    return [(v, c) for _, v, c in found]
+
+
+def extract_css(text: str, base_url: str, context: str = "css") -> List[Link]:
+    """Links of a style sheet (a CSS file, a ``<style>`` element or a ``style=`` attribute): every
+    ``url()`` and ``@import``, hop E."""
+    out: List[Link] = []
+    seen: Set[Tuple[str, str]] = set()
+    for raw, what in _css_refs(text):
+        url = resolve(base_url, raw)
+        if url is not None and (url, "E") not in seen:
+            seen.add((url, "E"))
+            out.append(Link(url, "E", f"{context}/{what}"))
+    return out
+
+
+# --------------------------------------------------------------------------- URLs
+
+_STRIP = " \t\n\r\f"
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+
+
+def resolve(base: str, raw: str) -> Optional[str]:
+    """``raw`` resolved against ``base`` (urljoin), fragment dropped; None when it is empty, a
+    fragment only, of a skipped scheme or not fetchable."""
+    u = raw.strip(_STRIP)
+    if "\t" in u or "\n" in u or "\r" in u:   # the URL standard removes them anywhere
+        u = u.replace("\t", "").replace("\n", "").replace("\r", "")
+    if not u or u[0] == "#":
+        return None
+    m = _SCHEME.match(u)
+    if m and m.group(1).lower() in SKIPPED_SCHEMES:
+        return None
+    try:
+        url = urljoin(base, u)
+    except ValueError:
+        return None
+    url = url.split("#", 1)[0]
+    m = _SCHEME.match(url)
+    if not m or m.group(1).lower() not in _FETCHABLE:
+        return None
+    return url
+
+
+def _srcset(value: str) -> List[str]:
+    """The URLs of a srcset attribute (the HTML spec's parsing: URLs may contain commas, a candidate
+    ends at whitespace; a URL ending in commas loses them)."""
+    out = []
+    i, n = 0, len(value)
+    while i < n:
+        while i < n and (value[i] in _STRIP or value[i] == ","):
+            i += 1
+        if i >= n:
+            break
+        j = i
+        while j < n and value[j] not in _STRIP:
+            j += 1
+        url = value[i:j]
+        if url.endswith(","):
+            url = url.rstrip(",")
+            i = j
+        else:
+            depth = 0   # skip the descriptors up to the next comma outside parentheses
+            while j < n:
+                c = value[j]
+                if c == "(":
+                    depth += 1
+                elif c == ")":
+                    depth = max(0, depth - 1)
+                elif c == "," and depth == 0:
+                    break
+                j += 1
+            i = j + 1
+        if url:
+            out.append(url)
+    return out
+
+
+_REFRESH = re.compile(r"""^\s*[0-9.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]?)(.*)$""", re.I | re.S)
+
+
+def _refresh_url(content: str) -> Optional[str]:
+    m = _REFRESH.match(content)
+    if not m:
+        return None
+    url = m.group(2).strip()
+    if m.group(1) and m.group(1) in url:
+        url = url[:url.index(m.group(1))]
+    return url or None
+
+
+# --------------------------------------------------------------------------- the tokenizer
+
+# Everything after a tag name up to its ">": attributes with optional values, quoted or not.
+# Its alternatives start with disjoint characters and it cannot fail, so it never backtracks;
+# it stops only at ">" or at the end of the buffer.
+_ATTRS = re.compile(r"""(?:[\s/]+|[^\s/>][^\s/>=]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?)*""")
+_ATTR = re.compile(r"""([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]*)))?""")
+_TAGNAME = re.compile(r"[A-Za-z][^\s/>]*")
+
+_RAW = {"script", "style", "xmp", "iframe", "noembed", "noframes", "textarea", "title", "plaintext"}
+_RAW_END: Dict[str, "re.Pattern[str]"] = {n: re.compile(r"</%s[\s/>]" % n, re.I) for n in _RAW}
+
+# tag -> ((attribute, hop, kind), ...); kind "" = one URL, "srcset" = a candidate list
+_URL_ATTRS: Dict[str, Tuple[Tuple[str, str, str], ...]] = {
+    "a": (("href", "L", ""),),
+    "area": (("href", "L", ""),),
+    "img": (("src", "E", ""), ("srcset", "E", "srcset"), ("lowsrc", "E", "")),
+    "script": (("src", "E", ""),),
+    "iframe": (("src", "E", ""),),
+    "frame": (("src", "E", ""),),
+    "embed": (("src", "E", ""),),
+    "source": (("src", "E", ""), ("srcset", "E", "srcset")),
+    "video": (("src", "E", ""), ("poster", "E", "")),
+    "audio": (("src", "E", ""),),
+    "track": (("src", "E", ""),),
+    "input": (("src", "E", ""),),
+    "object": (("data", "E", ""),),
+    "body": (("background", "E", ""),),
+    "table": (("background", "E", ""),),
+    "td": (("background", "E", ""),),
+    "th": (("background", "E", ""),),
+}
+_SPECIAL = {"link", "meta", "base", "form"}
+_EMBED_RELS = {"stylesheet", "icon", "apple-touch-icon", "apple-touch-icon-precomposed", "preload",
+               "modulepreload", "prefetch", "manifest", "mask-icon"}
+_LAZY = (("data-src", ""), ("data-srcset", "srcset"), ("data-original", ""), ("data-lazy-src", ""))
+
+
+class HtmlLinkExtractor:
+    """A streaming link extractor: ``feed(text)`` as pieces arrive, then ``close()``; ``links``
+    holds what was found (each (url, hop) once, in document order). ``base_url`` is the page's
+    URL; a ``<base href>`` seen later changes the base for what follows it (as browsers resolve
+    against the first base element, and almost every page puts it first)."""
+
+    def __init__(self, base_url: str, encoding: Optional[str] = None) -> None:
+        self.url = base_url
+        self.base = base_url
+        self.links: List[Link] = []
+        self._seen: Set[Tuple[str, str]] = set()
+        self._buf = ""
+        self._raw_tag: Optional[str] = None    # inside <script>... until its end tag
+        self._raw_start = 0
+        self._wait: Optional[Tuple[str, int]] = None   # (needle, search from) before trying again
+        self._based = False
+        self._closed = False
+        self._decoder = codecs.getincrementaldecoder(_codec(encoding))(errors="replace")
+
+    # -- input
+
+    def feed(self, data: Union[str, bytes]) -> None:
+        if isinstance(data, bytes):
+            data = self._decoder.decode(data)
+        if not data:
+            return
+        self._buf += data
+        if self._wait is not None:
+            needle, start = self._wait
+            if needle == "raw":
+                pat = _RAW_END[self._raw_tag or "script"]
+                if not pat.search(self._buf, max(start, 0)):
+                    self._wait = (needle, len(self._buf) - len(self._raw_tag or "") - 3)
+                    return
+            elif self._buf.find(needle, max(start, 0)) < 0:
+                self._wait = (needle, len(self._buf) - len(needle) + 1)
+                return
+            self._wait = None
+        self._scan(final=False)
+
+    def close(self) -> List[Link]:
+        if not self._closed:
+            self._closed = True
+            tail = self._decoder.decode(b"", final=True)
+            if tail:
+                self._buf += tail
+            self._wait = None
+            self._scan(final=True)
+            self._buf = ""
+        return self.links
+
+    # -- scanning
+
+    def _scan(self, final: bool) -> None:
+        buf = self._buf
+        n = len(buf)
+        pos = 0
+        if self._raw_tag is not None:
+            pos = self._raw_text(buf, 0, final)
+            if pos < 0:
+                return
+        while True:
+            lt = buf.find("<", pos)
+            if lt < 0 or lt + 1 >= n:
+                pos = n if lt < 0 or final else lt
+                break
+            c = buf[lt + 1]
+            if c == "!":
+                if buf.startswith("<!--", lt):
+                    if buf.startswith(">", lt + 4):
+                        pos = lt + 5
+                        continue
+                    if buf.startswith("->", lt + 4):
+                        pos = lt + 6
+                        continue
+                    end = buf.find("-->", lt + 4)
+                    if end < 0:
+                        if final:
+                            pos = n
+                            break
+                        self._wait = ("-->", n - 2)
+                        pos = lt
+                        break
+                    pos = end + 3
+                    continue
+                if n - lt < 4 and not final and "<!--".startswith(buf[lt:]):
+                    pos = lt   # maybe the start of a comment: wait for more
+                    break
+                end = buf.find(">", lt + 2)
+                if end < 0:
+                    if final:
+                        pos = n
+                        break
+                    self._wait = (">", n)
+                    pos = lt
+                    break
+                pos = end + 1
+                continue
+            if c == "?":
+                end = buf.find(">", lt + 2)
+                if end < 0:
+                    if final:
+                        pos = n
+                        break
+                    self._wait = (">", n)
+                    pos = lt
+                    break
+                pos = end + 1
+                continue
+            end_tag = c == "/"
+            name_at = lt + 2 if end_tag else lt + 1
+            m = _TAGNAME.match(buf, name_at)
+            if m is None:
+                if end_tag:
+                    if name_at >= n and not final:
+                        pos = lt
+                        break
+                    # "</>" is ignored; "</ 3>" is a bogus comment up to ">"
+                    end = buf.find(">", name_at)
+                    if end < 0:
+                        if final:
+                            pos = n
+                            break
+                        self._wait = (">", n)
+                        pos = lt
+                        break
+                    pos = end + 1
+                    continue
+                pos = lt + 1    # "<" followed by neither a letter, "/", "!" nor "?": text
+                continue
+            if m.end() >= n and not final:
+                pos = lt
+                break
+            a = _ATTRS.match(buf, m.end())
+            assert a is not None
+            gt = a.end()
+            if gt >= n:
+                if not final:
+                    self._wait = (">", n)
+                    pos = lt
+                    break
+                pos = n      # a tag cut off by the end of the file: dropped
+                break
+            pos = gt + 1
+            if end_tag:
+                continue
+            name = m.group(0).lower()
+            attrs = buf[m.end():gt]
+            if "=" in attrs:
+                self._tag(name, attrs)
+            if name in _RAW:
+                self._raw_tag = name
+                pos = self._raw_text(buf, pos, final)
+                if pos < 0:
+                    return
+        if self._wait is not None:   # positions were in ``buf``; the kept tail starts at ``pos``
+            self._wait = (self._wait[0], self._wait[1] - pos)
+        self._buf = buf[pos:]
+
+    def _raw_text(self, buf: str, start: int, final: bool) -> int:
+        """Skip the raw text of ``self._raw_tag`` from ``start``; the position after its end tag's
+        name (the end tag itself is then read as a tag), or -1 when more input is needed."""
+        name = self._raw_tag or ""
+        if name == "plaintext":
+            end = -1
+        else:
+            m = _RAW_END[name].search(buf, start)
+            end = m.start() if m else -1
+        if end < 0:
+            if not final:
+                self._buf = buf[start:]
+                self._wait = ("raw", len(self._buf) - len(name) - 3)
+                return -1
+            end = len(buf)
+        if name == "style":
+            for link in extract_css(buf[start:end], self.base, "style"):
+                self._add(link)
+        self._raw_tag = None
+        return end
+
+    def _tag(self, name: str, attrs_text: str) -> None:
+        spec = _URL_ATTRS.get(name)
+        low = attrs_text.lower()
+        special = name in _SPECIAL
+        has_style = "style" in low
+        has_lazy = "data-" in low
+        if spec is None and not special and not has_style and not has_lazy:
+            return
+        attrs: Dict[str, str] = {}
+        for m in _ATTR.finditer(attrs_text):
+            k = m.group(1).lower()
+            if k not in attrs:
+                v = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
+                v = v or ""
+                attrs[k] = _html.unescape(v) if "&" in v else v
+        if special:
+            self._special(name, attrs)
+        if spec is not None:
+            for attr, hop, kind in spec:
+                v = attrs.get(attr)
+                if v is not None:
+                    self._value(v, hop, f"{name}/@{attr}", kind)
+        if has_lazy:
+            for attr, kind in _LAZY:
+                v = attrs.get(attr)
+                if v is not None:
+                    self._value(v, "X", f"{name}/@{attr}", kind)
+        if has_style:
+            style = attrs.get("style")
+            if style:
+                for link in extract_css(style, self.base, f"{name}/@style"):
+                    self._add(link)
+
+    def _special(self, name: str, attrs: Dict[str, str]) -> None:
+        if name == "base":
+            href = attrs.get("href")
+            if href is not None and not self._based:
+                self._based = True
+                url = resolve(self.url, href)
+                if url is not None:
+                    self.base = url
+        elif name == "link":
+            href = attrs.get("href")
+            if href is not None:
+                rels = set(attrs.get("rel", "").lower().split())
+                self._value(href, "E" if rels & _EMBED_RELS else "L", "link/@href", "")
+            if "imagesrcset" in attrs:
+                self._value(attrs["imagesrcset"], "E", "link/@imagesrcset", "srcset")
+        elif name == "meta":
+            if attrs.get("http-equiv", "").strip().lower() == "refresh":
+                url = _refresh_url(attrs.get("content", ""))
+                if url:
+                    self._value(url, "R", "meta/@content", "")
+        elif name == "form":
+            action = attrs.get("action")
+            if action and attrs.get("method", "get").strip().lower() == "get":
+                self._value(action, "L", "form/@action", "")
+
+    def _value(self, value: str, hop: str, context: str, kind: str) -> None:
+        for raw in (_srcset(value) if kind == "srcset" else (value,)):
+            url = resolve(self.base, raw)
+            if url is not None:
+                self._add(Link(url, hop, context))
+
+    def _add(self, link: Link) -> None:
+        key = (link.url, link.hop)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.links.append(link)
+
+
+def _codec(encoding: Optional[str]) -> str:
+    if encoding:
+        try:
+            return codecs.lookup(encoding.strip().strip("'\"")).name
+        except LookupError:
+            pass
+    return "utf-8"
+
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)
+
+
+def sniff_charset(content_type: Optional[str], head: bytes) -> Optional[str]:
+    """The charset of Content-Type, else of a ``<meta charset>`` in the first 1024 bytes, else None
+    (then UTF-8 with replacement characters: URLs are mostly ASCII)."""
+    if content_type:
+        for param in content_type.split(";")[1:]:
+            k, _, v = param.partition("=")
+            if k.strip().lower() == "charset" and v.strip():
+                return v.strip().strip("'\"")
+    if head[:3] == b"\xef\xbb\xbf":
+        return "utf-8"
+    m = _META_CHARSET.search(head[:1024])
+    return m.group(1).decode("ascii") if m else None
+
+
+def extract_html(data: Union[bytes, str], base_url: str, encoding: Optional[str] = None) -> List[Link]:
+    """Links of a whole HTML document (bytes are decoded by ``encoding``, else as sniffed)."""
+    if isinstance(data, bytes) and encoding is None:
+        encoding = sniff_charset(None, data)
+    ex = HtmlLinkExtractor(base_url, encoding)
+    ex.feed(data)
+    return ex.close()
+
+
+_HTML_TYPES = {"text/html", "application/xhtml+xml", "application/xml+xhtml", "text/xhtml"}
+
+
+def extract_links(url: str, content_type: Optional[str], payload: bytes) -> List[Link]:
+    """The outlinks of a fetched payload (de-chunked and decoded), chosen by its MIME type:
+    HTML and XHTML through the tokenizer, CSS through the CSS scanner, anything else none."""
+    mime = (content_type or "").split(";", 1)[0].strip().lower()
+    if mime in _HTML_TYPES:
+        return extract_html(payload, url, sniff_charset(content_type, payload))
+    if mime == "text/css":
+        enc = _codec(sniff_charset(content_type, b""))
+        return extract_css(payload.decode(enc, "replace"), url)
+    return []
