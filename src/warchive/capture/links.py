@@ -53,8 +53,9 @@ _FETCHABLE = ("http", "https", "ftp")
 # --------------------------------------------------------------------------- CSS
 
 _CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
-_CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s'"]*))\s*\)""", re.I)
-_CSS_IMPORT = re.compile(r"""@import\s+(?:"([^"]*)"|'([^']*)')""", re.I)
+_CSS_URL = re.compile(r"""url\(\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|((?:[^)\s'"\\]|\\.)*))\s*\)""",
+                      re.I | re.S)
+_CSS_IMPORT = re.compile(r"""@import\s+(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""", re.I | re.S)
 _CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))", re.S)
 
 
