@@ -146,6 +146,7 @@ def format_line(e: CrawlLogEntry) -> str:
     return line + "\n"
 
 
+_SPACES = re.compile(" +")
 _LOGTIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z$")
 _FETCHTIME = re.compile(r"^(\d{17})(?:\+(-?\d+))?$")
 
@@ -159,7 +160,8 @@ def parse_line(line: str) -> CrawlLogEntry:
     """A ``CrawlLogEntry`` from one line (with or without its line feed); ``CrawlLogError`` when
     it is not a whole crawl.log line."""
     text = line.rstrip("\r\n")
-    fields = text.split(None, 12)
+    # Fields are separated by runs of ASCII spaces only: a URI may hold other Unicode white space.
+    fields = _SPACES.split(text.strip(" "), 12)
     if len(fields) < 12:
         raise CrawlLogError(f"{len(fields)} fields, a crawl.log line has 12", line)
     m = _LOGTIME.match(fields[0])
