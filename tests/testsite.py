@@ -391,7 +391,7 @@ if __name__ == "__main__":  # python tests/testsite.py: serve the default site b
     import sys
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     with Site.default(n) as s:
-        print(f"serving {n} hosts on 127.0.0.1:{s.port} (curl -H 'Host: h000.{DOMAIN}' ...)\n{LAYOUT}")
+        print(f"serving {n} hosts on 127.0.0.1:{s.port} (curl -H 'Host: h000.{DOMAIN}' ...)\n{LAYOUT}", flush=True)
         try:
             while True:
                 time.sleep(3600)

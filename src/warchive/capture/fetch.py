@@ -267,12 +267,18 @@ class Fetcher:
         self.max_size = max_size
         self.keep_alive = keep_alive
         self.verify_tls = verify_tls
-        self.ssl_context = ssl_context or _default_ssl_context(verify_tls)
+        self._ssl_context = ssl_context   # made on the first https fetch (loading CA paths costs ~30 ms)
         # Tests and benchmarks run one server on a random port for every http URL: map 80 -> it.
         self.port_map = dict(port_map or {})
         self.dns_cache: Dict[str, DnsFacts] = {}
         self._dns_pending: Dict[str, asyncio.Future] = {}
         self._idle: Dict[Tuple[str, str, int], _Conn] = {}
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext:
+        if self._ssl_context is None:
+            self._ssl_context = _default_ssl_context(self.verify_tls)
+        return self._ssl_context
 
     # -- public
 
