@@ -312,3 +312,26 @@ def test_tls_handshake_failure_is_connect_failed():
         return r
     r = run(go())
     assert r.status == F.CONNECT_FAILED, r.error
+
+
+def test_keep_alive_after_server_closed(web_site):
+    """The server closes a connection the client kept: the next fetch still gets its answer."""
+    raw = response_bytes(200, b"bye", [("Content-Type", "text/plain")])
+    _own_route(web_site, "/own-bye", raw, close=True)
+
+    async def go():
+        async with fetcher(web_site, keep_alive=True) as f:
+            a = await f.fetch(f"http://{HOST}/own-bye")
+            b = await f.fetch(f"http://{HOST}/own-bye")
+            c = await f.fetch(f"http://{HOST}/page/1")
+            return a, b, c
+    a, b, c = run(go())
+    assert a.response == b.response == raw and c.status == 200
+    assert len(web_site.hits(host=HOST)) == 3
+
+
+def test_idna_host_and_non_ascii_path(web_site):
+    web_site.add("xn--caf-dma.site.test", "/caf%C3%A9?q=%C3%BC%20x", b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    r = get(web_site, "/caf\u00e9?q=\u00fc x", host="caf\u00e9.site.test")
+    assert r.status == 200 and r.body == b"ok"
+    assert r.request.startswith(b"GET /caf%C3%A9?q=%C3%BC%20x HTTP/1.1\r\nHost: xn--caf-dma.site.test\r\n")

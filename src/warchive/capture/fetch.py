@@ -23,12 +23,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import ipaddress
+import re
 import socket
 import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import h11
 
@@ -320,8 +321,9 @@ class Fetcher:
         target = parts.path or "/"
         if parts.query:
             target += "?" + parts.query
+        target = _NOT_URL_CHARS.sub(lambda m: quote(m.group(0), safe=""), target)
         default_port = 443 if parts.scheme == "https" else 80
-        host = parts.hostname or ""
+        host = _ascii_host(parts.hostname or "")
         if ":" in host:
             host = f"[{host}]"
         if parts.port and parts.port != default_port:
@@ -356,35 +358,44 @@ class Fetcher:
             return
         try:
             req, hs, target = self.build_request(res.url, res.method, extra, body)
-        except UnicodeEncodeError:
-            res.status, res.error = UNSUPPORTED_URI, "the URL or a header is not ASCII/Latin-1"
+        except UnicodeError:
+            res.status, res.error = UNSUPPORTED_URI, "the host has no IDNA form, or a header is not Latin-1"
             return
+        host = _ascii_host(host)
         port = self.port_map.get(port, port)
         key = (scheme, host.lower(), port)
-        conn = self._idle.pop(key, None)
-        if conn is not None and (conn.reader.at_eof() or conn.writer.is_closing()):
-            _close(conn)
-            conn = None
-        if conn is None:
-            conn = await self._connect(res, scheme, host, port)
-            if conn is None:
-                return
-        else:
-            res.reused_connection = True
-        res.ip, res.port, res.tls = conn.ip, conn.port, conn.tls
-        res.request = req
+        conn: Optional[_Conn] = None
         keep = False
-        try:
-            keep = await self._exchange(res, conn, hs, target)
-        finally:
-            if not keep:
+        for attempt in (0, 1):
+            conn = self._idle.pop(key, None) if attempt == 0 else None
+            if conn is not None and (conn.reader.at_eof() or conn.writer.is_closing()):
                 _close(conn)
-        if keep and self.keep_alive:
+                conn = None
+            if conn is None:
+                conn = await self._connect(res, scheme, host, port)
+                if conn is None:
+                    return
+            else:
+                res.reused_connection = True
+            res.ip, res.port, res.tls = conn.ip, conn.port, conn.tls
+            res.request = req
+            keep = False
+            try:
+                keep = await self._exchange(res, conn, hs, target)
+            finally:
+                if not keep:
+                    _close(conn)
+            if (res.reused_connection and not res._buf and res.status in (EMPTY_RESPONSE, CONNECT_LOST)):
+                # the server had closed the idle connection: once more on a new one
+                res.status, res.error, res.reused_connection = 0, None, False
+                continue
+            break
+        if keep and self.keep_alive and conn is not None:
             old = self._idle.pop(key, None)
             if old is not None:
                 _close(old)
             self._idle[key] = conn
-        elif keep:
+        elif keep and conn is not None:
             _close(conn)
 
     async def _lookup(self, res: FetchResult, host: str, port: int) -> Optional[DnsFacts]:
@@ -530,6 +541,15 @@ class Fetcher:
                 return True
             elif isinstance(ev, h11.ConnectionClosed):
                 return True
+
+
+_NOT_URL_CHARS = re.compile(r"[^\x21-\x7e]+")
+
+
+def _ascii_host(host: str) -> str:
+    """An internationalized host name as DNS and the Host header need it (IDNA); raises
+    UnicodeError when it has no such form."""
+    return host if host.isascii() else host.encode("idna").decode("ascii")
 
 
 def _head_end(buf: bytearray, status: int) -> int:
