@@ -335,3 +335,38 @@ def test_idna_host_and_non_ascii_path(web_site):
     r = get(web_site, "/caf\u00e9?q=\u00fc x", host="caf\u00e9.site.test")
     assert r.status == 200 and r.body == b"ok"
     assert r.request.startswith(b"GET /caf%C3%A9?q=%C3%BC%20x HTTP/1.1\r\nHost: xn--caf-dma.site.test\r\n")
+
+
+# --------------------------------------------------------------------------- property: any framing
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def shared_site():
+    with Site() as site:
+        yield site
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.binary(max_size=3000), chunk=st.none() | st.integers(1, 700), gz=st.booleans(),
+       close_delimited=st.booleans(), http10=st.booleans())
+def test_any_framing_kept_and_decoded(shared_site, body, chunk, gz, close_delimited, http10):
+    """Whatever the framing (Content-Length, chunked in any sizes, close-delimited, HTTP/1.0) and
+    encoding, the response kept is the bytes sent and the payload is the body before framing."""
+    sent = gzip.compress(body, mtime=0) if gz else body
+    headers = [("Content-Encoding", "gzip")] if gz else []
+    version = "HTTP/1.0" if http10 else "HTTP/1.1"
+    if http10 or close_delimited:
+        raw = response_bytes(200, sent, headers, version=version, content_length=not close_delimited)
+        close = True
+    else:
+        raw = response_bytes(200, sent, headers, chunked=chunk)
+        close = False
+    path = f"/p{len(shared_site.log)}"
+    shared_site.add("any.site.test", path, Reply([raw], close=close))
+    r = get(shared_site, path, host="any.site.test")
+    assert r.status == 200 and r.error is None, r.error
+    assert r.response == raw
+    assert r.payload() == body
