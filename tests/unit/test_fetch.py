@@ -370,3 +370,26 @@ def test_any_framing_kept_and_decoded(shared_site, body, chunk, gz, close_delimi
     assert r.status == 200 and r.error is None, r.error
     assert r.response == raw
     assert r.payload() == body
+
+
+heads = st.sampled_from([b"HTTP/1.1 200 OK\r\n", b"HTTP/1.0 404 Nope\r\n", b"HTTP/1.1 100 Continue\r\n\r\n",
+                         b"HTTP/1.1 301 Moved\r\nLocation: /x\r\n", b"HTTP/2 200\r\n", b"ICY 200 OK\r\n", b""])
+header_lines = st.lists(st.sampled_from([b"Content-Length: 5\r\n", b"Content-Length: x\r\n",
+                                         b"Transfer-Encoding: chunked\r\n", b"Content-Encoding: gzip\r\n",
+                                         b"Bad Header\r\n", b"X: \xff\xfe\r\n", b"\r\n", b"5\r\nhello\r\n",
+                                         b"0\r\n\r\n", b"zz\r\n"]), max_size=8).map(b"".join)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(head=heads, lines=header_lines, tail=st.binary(max_size=200))
+def test_hostile_responses_never_raise(shared_site, head, lines, tail):
+    """Whatever a server sends before closing: no exception, no runtime error, and what is kept is
+    a prefix of what was sent (h11 may end a message before the connection closes)."""
+    sent = head + lines + tail
+    path = f"/h{len(shared_site.log)}"
+    shared_site.add("bad.site.test", path, Reply([sent], close=True))
+    r = get(shared_site, path, host="bad.site.test", read_timeout=5)
+    assert r.status != F.RUNTIME_ERROR, r.error
+    assert sent.startswith(r.response)
+    r.payload()
+    assert (r.status > 0) == (r.head_length > 0)
