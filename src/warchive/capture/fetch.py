@@ -517,8 +517,10 @@ class Fetcher:
             res.error = res.error or "the connection closed inside the response head"
         elif res.head_length and not complete and not res.truncated and not res.error:
             res.error = "the connection closed before the end of the body"
+        # bytes after the end of the message (a server sending more than it framed) stay in the
+        # record, as read; such a connection is not reused
         return (complete and parse_ok and not res.truncated and h.our_state is h11.DONE
-                and h.their_state is h11.DONE)
+                and h.their_state is h11.DONE and not h.trailing_data[0])
 
     @staticmethod
     def _events(res: FetchResult, h: h11.Connection, buf: bytearray) -> bool:
@@ -534,8 +536,8 @@ class Fetcher:
                 res.reason = ev.reason.decode("latin-1")
                 res.http_version = ev.http_version.decode("ascii")
                 res.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in ev.headers.raw_items()]
-                # h11 holds back nothing of a body it has not framed yet: what it has not consumed
-                # of the buffer is the body. The head ends at the first CRLFCRLF after any 1xx heads.
+                # h11 does not say where the head ended in the bytes: find the end of the final
+                # head (after any 1xx heads) in what was read.
                 res.head_length = _head_end(buf, res.status)
             elif isinstance(ev, h11.EndOfMessage):
                 return True
