@@ -18,13 +18,16 @@ The tokenizer follows the HTML5 tokenizer where it matters for finding attribute
 attributes (the first wins), a tag cut off by the end of the file (dropped, as a browser does).
 It is fed text in pieces (``HtmlLinkExtractor.feed``) and keeps only the unfinished tail between
 pieces; every piece is scanned once, so broken input costs linear time. Two deliberate
-simplifications: an attribute value whose opening quote never closes ends at the next ``>``
-(a browser would read on to the next quote), and character references are decoded with
+simplifications: an attribute value whose opening quote never closes anywhere in the document is
+read as an unquoted value, up to white space or ``>`` (a browser would swallow the rest of the
+file), and character references are decoded with
 ``html.unescape`` (the HTML5 table, without the attribute-value exceptions for legacy ``&amp``).
 
-Pure Python on purpose: bench/test_fetch_bench.py measures it at several times ``html.parser``'s
-speed, far above a polite crawl's needs; a C tokenizer belongs with ``ext/html_rewrite`` (replay),
-which can then serve this module too. It must not fetch, decide scope, or touch the seen set.
+Pure Python for now, decided by profiling (bench/README.md): it runs at about twice the speed of
+``html.parser`` merely tokenizing, and URL resolution (``urljoin``) takes about 40 % of its time, so
+a C tokenizer alone would gain little; the kernel worth writing is one shared with
+``ext/html_rewrite`` (replay) that also joins URLs in C, behind this same interface.
+It must not fetch, decide scope, or touch the seen set.
 """
 
 from __future__ import annotations
