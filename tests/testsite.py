@@ -119,7 +119,8 @@ class Hit:
     request: bytes
     response: bytes = b""
     peer: Tuple[str, int] = ("", 0)
-    done: float = 0.0    # when the last byte of the reply was written
+    done: float = 0.0    # when the server had written the last byte of the reply (0.0 until then;
+                         # a client may have read the reply a moment before it is set)
 
 
 def fixed(data: bytes, close: bool = False) -> Handler:
