@@ -139,7 +139,7 @@ def test_read_timeout_after_head_truncates(web_site):
 
 
 def test_total_timeout_truncates(web_site):
-    r = get(web_site, "/slow", read_timeout=10, total_timeout=0.5)
+    r = get(web_site, "/slow", read_timeout=10, total_timeout=1.0)
     assert r.status == 200 and r.truncated == "time" and "total" in r.error
 
 
