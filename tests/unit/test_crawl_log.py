@@ -163,3 +163,14 @@ def test_entry_from_fetch():
     failed = FetchResult(url="http://b.test/", method="GET", status=-6, error="b.test: no address")
     f = CrawlLogEntry.from_fetch(failed)
     assert (f.size, f.digest, f.fetch_begin, f.annotations) == (None, None, None, ["err=dns"])
+
+
+def test_entry_from_dns():
+    from warchive.capture.fetch import DnsFacts
+    facts = DnsFacts("a.test", ["10.0.0.1", "::1"], epoch(2024, 1, 1, 0, 0, 1, 5), 0.012)
+    e = CrawlLogEntry.from_dns(facts, via="http://a.test/", thread=2)
+    block = b"20240101000001\na.test.\t0\tIN\tA\t10.0.0.1\na.test.\t0\tIN\tAAAA\t::1\n"
+    assert facts.record_block() == block
+    assert (e.status, e.uri, e.size, e.hop_path, e.mime, e.digest) == (1, "dns:a.test", len(block), "P", "text/dns",
+                                                                      sha1_label(block))
+    assert " 20240101000001005+12 " in format_line(e)

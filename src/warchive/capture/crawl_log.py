@@ -90,6 +90,16 @@ class CrawlLogEntry:
                    duration_ms=int(result.duration * 1000) if result.request else None, digest=digest,
                    source=source, annotations=ann)
 
+    @classmethod
+    def from_dns(cls, facts, *, via: Optional[str] = None, hop_path: str = "P", thread: int = 0,
+                 source: Optional[str] = None) -> "CrawlLogEntry":
+        """The ``dns:`` line of a ``warchive.capture.fetch.DnsFacts`` (status 1, MIME ``text/dns``,
+        size and digest of the record block), as Heritrix logs the DNS prerequisite of a host."""
+        block = facts.record_block()
+        return cls(status=1, uri=facts.uri, size=len(block), hop_path=hop_path, via=via, mime="text/dns",
+                   thread=thread, fetch_begin=facts.started, duration_ms=int(facts.duration * 1000),
+                   digest=sha1_label(block), source=source)
+
     @property
     def fetch_field(self) -> str:
         if self.fetch_begin is None:
