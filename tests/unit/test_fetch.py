@@ -183,7 +183,7 @@ def test_closed_inside_body(web_site):
     raw = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this"
     _own_route(web_site, "/own-short", raw, close=True)
     r = get(web_site, "/own-short")
-    assert r.status == 200 and r.response == raw and r.error
+    assert r.status == 200 and r.response == raw and r.error and r.truncated == "disconnect"
 
 
 @pytest.mark.parametrize("url", ["ftp://a.test/x", "mailto:a@b.test", "http:///nohost", "http://a.test:99999/"])
@@ -367,7 +367,7 @@ def test_any_framing_kept_and_decoded(shared_site, body, chunk, gz, close_delimi
     path = f"/p{len(shared_site.log)}"
     shared_site.add("any.site.test", path, Reply([raw], close=close))
     r = get(shared_site, path, host="any.site.test")
-    assert r.status == 200 and r.error is None, r.error
+    assert r.status == 200 and r.error is None and r.truncated is None, r.error
     assert r.response == raw
     assert r.payload() == body
 

@@ -73,12 +73,14 @@ class CrawlLogEntry:
                    annotations: Iterable[str] = ()) -> "CrawlLogEntry":
         """The entry of a ``warchive.capture.fetch.FetchResult``: status, body size, MIME, fetch
         begin and duration, the payload's ``sha1:`` digest (``digest="auto"``, or the writer's),
-        and ``lenTrunc``/``timeTrunc`` and ``err=...`` annotations after the caller's own."""
+        and ``lenTrunc``/``timeTrunc``/``disconnectTrunc`` and ``err=...`` annotations after the caller's own."""
         ann = list(annotations)
         if result.truncated == "length":
             ann.append("lenTrunc")
         elif result.truncated == "time":
             ann.append("timeTrunc")
+        elif result.truncated == "disconnect":
+            ann.append("disconnectTrunc")
         if result.status < 0 and result.error:
             ann.append("err=" + _ERR_WORDS.get(result.status, "fetch"))
         if digest == "auto":
@@ -120,13 +122,13 @@ def sha1_label(payload: bytes) -> str:
 
 def log_timestamp(t: float) -> str:
     """2024-01-01T12:00:00.123Z (milliseconds, truncated as a Java clock reads them)."""
-    ms = int(t * 1000 + 1e-4)   # the float of 0.123 s may sit just below it
+    ms = int(t * 1000 + 1e-3)   # the float of a whole millisecond may sit just below it
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
 def fetch_timestamp(t: float) -> str:
     """20240101120000123: 17 digits, milliseconds included."""
-    ms = int(t * 1000 + 1e-4)   # the float of 0.123 s may sit just below it
+    ms = int(t * 1000 + 1e-3)   # the float of a whole millisecond may sit just below it
     return time.strftime("%Y%m%d%H%M%S", time.gmtime(ms // 1000)) + f"{ms % 1000:03d}"
 
 

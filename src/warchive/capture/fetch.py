@@ -179,7 +179,8 @@ class FetchResult:
     port: Optional[int] = None
     started: float = 0.0               # epoch seconds when the fetch began (before DNS/connect)
     duration: float = 0.0              # seconds until the response was read (or the fetch failed)
-    truncated: Optional[str] = None    # WARC-Truncated: "length" (max_size) or "time" (timeouts)
+    truncated: Optional[str] = None    # WARC-Truncated: "length" (max_size), "time" (timeouts),
+                                       # "disconnect" (closed before the framed end of the body)
     error: Optional[str] = None
     dns: Optional[DnsFacts] = None     # set on the fetch that looked the host up (once per host)
     tls: Optional[TlsFacts] = None
@@ -246,7 +247,8 @@ class Fetcher:
     Timeouts are seconds: ``connect_timeout`` (DNS + TCP + TLS), ``read_timeout`` (between two
     reads), ``total_timeout`` (the whole exchange). ``max_size`` caps the body bytes kept (the rest
     is not read: ``truncated="length"``); a read or total timeout after the response head keeps what
-    was read (``truncated="time"``). ``keep_alive`` keeps one idle connection per host:port for the
+    was read (``truncated="time"``), and so does a connection that ends before the body's framed
+    end (``truncated="disconnect"``). ``keep_alive`` keeps one idle connection per host:port for the
     next fetch (the crawler fetches one URL per host at a time); otherwise every request says
     ``Connection: close``.
     """
@@ -487,7 +489,7 @@ class Fetcher:
                 if not res.head_length:
                     res.status, res.error = CONNECT_LOST, f"connection lost: {e}"
                 else:
-                    res.error = f"connection lost in the body: {e}"
+                    res.truncated, res.error = "disconnect", f"connection lost in the body: {e}"
                 break
             if res.head_length and self.max_size is not None:
                 room = res.head_length + self.max_size - len(buf)
@@ -516,7 +518,7 @@ class Fetcher:
                 res.status = CONNECT_LOST
             res.error = res.error or "the connection closed inside the response head"
         elif res.head_length and not complete and not res.truncated and not res.error:
-            res.error = "the connection closed before the end of the body"
+            res.truncated, res.error = "disconnect", "the connection closed before the end of the body"
         # bytes after the end of the message (a server sending more than it framed) stay in the
         # record, as read; such a connection is not reused
         return (complete and parse_ok and not res.truncated and h.our_state is h11.DONE
