@@ -293,6 +293,10 @@ def test_tls_exact_bytes_and_cert(tls_cert):
         assert r.tls is not None and r.tls.version.startswith("TLS") and r.tls.server_name == "tls.site.test"
         assert r.tls.peer_cert_der == ssl.PEM_cert_to_DER_cert(cert.read_text())
         assert r.tls.verified is verify and len(r.tls.cert_sha256) == 64
+        if verify:
+            assert ("commonName", "tls.site.test") in [kv for rdn in r.tls.peer_cert["subject"] for kv in rdn]
+        else:
+            assert r.tls.peer_cert is None
 
 
 def test_tls_handshake_failure_is_connect_failed():

@@ -153,6 +153,9 @@ class TlsFacts:
     server_name: str
     peer_cert_der: Optional[bytes]
     verified: bool
+    # subject, issuer, notBefore, notAfter, subjectAltName... as ssl.getpeercert() gives them: only
+    # for a verified certificate (the ssl module decodes no other; peer_cert_der always has it all)
+    peer_cert: Optional[dict] = None
 
     @property
     def cert_sha256(self) -> Optional[str]:
@@ -459,7 +462,7 @@ class Fetcher:
             tls_facts = TlsFacts(version=sobj.version() if sobj else None, cipher=cipher[0] if cipher else None,
                                  server_name=host,
                                  peer_cert_der=sobj.getpeercert(binary_form=True) if sobj else None,
-                                 verified=self.verify_tls)
+                                 verified=self.verify_tls, peer_cert=(sobj.getpeercert() or None) if sobj else None)
         return _Conn(reader, writer, ip, port, tls_facts)
 
     async def _exchange(self, res: FetchResult, conn: _Conn, hs: List[Tuple[str, str]], target: str) -> bool:
