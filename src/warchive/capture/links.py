@@ -59,6 +59,7 @@ class Links(List[Link]):
 SKIPPED_SCHEMES = frozenset({"javascript", "mailto", "data", "tel", "about", "blob", "file", "vbscript", "sms",
                              "callto", "news", "irc", "magnet", "chrome", "view-source"})
 _FETCHABLE = ("http", "https", "ftp")
+_FETCHABLE_PREFIXES = ("http://", "https://", "ftp://")
 
 # --------------------------------------------------------------------------- CSS
 
@@ -124,18 +125,20 @@ def resolve(base: str, raw: str) -> Optional[str]:
         u = u.replace("\t", "").replace("\n", "").replace("\r", "")
     if not u or u[0] == "#":
         return None
-    m = _SCHEME.match(u)
-    if m and m.group(1).lower() in SKIPPED_SCHEMES:
-        return None
+    if ":" in u:
+        m = _SCHEME.match(u)
+        if m and m.group(1).lower() in SKIPPED_SCHEMES:
+            return None
     try:
         url = urljoin(base, u)
     except ValueError:
         return None
-    url = url.split("#", 1)[0]
-    m = _SCHEME.match(url)
-    if not m or m.group(1).lower() not in _FETCHABLE:
-        return None
-    return url
+    if "#" in url:
+        url = url.split("#", 1)[0]
+    if url.startswith(_FETCHABLE_PREFIXES):
+        return url
+    m = _SCHEME.match(url)   # the same schemes in another case: HTTP://
+    return url if m and m.group(1).lower() in _FETCHABLE else None
 
 
 def _srcset(value: str) -> List[str]:
@@ -190,9 +193,9 @@ def _refresh_url(content: str) -> Optional[str]:
 # Everything after a tag name up to its ">": attributes with optional values, quoted or not.
 # Its alternatives start with disjoint characters and it cannot fail, so it never backtracks;
 # it stops only at ">" or at the end of the buffer.
-_ATTRS = re.compile(r"""(?:[\s/]+|[^\s/>][^\s/>=]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?)*""")
+_ATTRS_RE = r"""(?:[\s/]+|[^\s/>][^\s/>=]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?)*"""
+_TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)(" + _ATTRS_RE + ")")
 _ATTR = re.compile(r"""([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]*)))?""")
-_TAGNAME = re.compile(r"[A-Za-z][^\s/>]*")
 
 _RAW = {"script", "style", "xmp", "iframe", "noembed", "noframes", "textarea", "title", "plaintext"}
 _RAW_END: Dict[str, "re.Pattern[str]"] = {n: re.compile(r"</%s[\s/>]" % n, re.I) for n in _RAW}
@@ -291,6 +294,47 @@ class HtmlLinkExtractor:
                 pos = n if lt < 0 or final else lt
                 break
             c = buf[lt + 1]
+            if c != "!" and c != "?":
+                m = _TAG.match(buf, lt)     # the common case first: a start or end tag, whole
+                if m is not None:
+                    gt = m.end()
+                    if gt >= n:
+                        if not final:
+                            self._wait = (">", n)
+                            pos = lt
+                            break
+                        pos = n      # a tag cut off by the end of the file: dropped
+                        break
+                    pos = gt + 1
+                    if m.group(1):   # an end tag
+                        continue
+                    name = m.group(2).lower()
+                    attrs = m.group(3)
+                    if "=" in attrs:
+                        self._tag(name, attrs)
+                    if name in _RAW:
+                        self._raw_tag = name
+                        pos = self._raw_text(buf, pos, final)
+                        if pos < 0:
+                            return
+                    continue
+                if c == "/":
+                    if lt + 2 >= n and not final:
+                        pos = lt
+                        break
+                    # "</>" is ignored; "</ 3>" is a bogus comment up to ">"
+                    end = buf.find(">", lt + 2)
+                    if end < 0:
+                        if final:
+                            pos = n
+                            break
+                        self._wait = (">", n)
+                        pos = lt
+                        break
+                    pos = end + 1
+                    continue
+                pos = lt + 1    # "<" followed by neither a letter, "/", "!" nor "?": text
+                continue
             if c == "!":
                 if buf.startswith("<!--", lt):
                     if buf.startswith(">", lt + 4):
@@ -312,73 +356,15 @@ class HtmlLinkExtractor:
                 if n - lt < 4 and not final and "<!--".startswith(buf[lt:]):
                     pos = lt   # maybe the start of a comment: wait for more
                     break
-                end = buf.find(">", lt + 2)
-                if end < 0:
-                    if final:
-                        pos = n
-                        break
-                    self._wait = (">", n)
-                    pos = lt
+            end = buf.find(">", lt + 2)   # "<!..." and "<?...": a bogus comment up to ">"
+            if end < 0:
+                if final:
+                    pos = n
                     break
-                pos = end + 1
-                continue
-            if c == "?":
-                end = buf.find(">", lt + 2)
-                if end < 0:
-                    if final:
-                        pos = n
-                        break
-                    self._wait = (">", n)
-                    pos = lt
-                    break
-                pos = end + 1
-                continue
-            end_tag = c == "/"
-            name_at = lt + 2 if end_tag else lt + 1
-            m = _TAGNAME.match(buf, name_at)
-            if m is None:
-                if end_tag:
-                    if name_at >= n and not final:
-                        pos = lt
-                        break
-                    # "</>" is ignored; "</ 3>" is a bogus comment up to ">"
-                    end = buf.find(">", name_at)
-                    if end < 0:
-                        if final:
-                            pos = n
-                            break
-                        self._wait = (">", n)
-                        pos = lt
-                        break
-                    pos = end + 1
-                    continue
-                pos = lt + 1    # "<" followed by neither a letter, "/", "!" nor "?": text
-                continue
-            if m.end() >= n and not final:
+                self._wait = (">", n)
                 pos = lt
                 break
-            a = _ATTRS.match(buf, m.end())
-            assert a is not None
-            gt = a.end()
-            if gt >= n:
-                if not final:
-                    self._wait = (">", n)
-                    pos = lt
-                    break
-                pos = n      # a tag cut off by the end of the file: dropped
-                break
-            pos = gt + 1
-            if end_tag:
-                continue
-            name = m.group(0).lower()
-            attrs = buf[m.end():gt]
-            if "=" in attrs:
-                self._tag(name, attrs)
-            if name in _RAW:
-                self._raw_tag = name
-                pos = self._raw_text(buf, pos, final)
-                if pos < 0:
-                    return
+            pos = end + 1
         if self._wait is not None:   # positions were in ``buf``; the kept tail starts at ``pos``
             self._wait = (self._wait[0], self._wait[1] - pos)
         self._buf = buf[pos:]
@@ -406,19 +392,19 @@ class HtmlLinkExtractor:
 
     def _tag(self, name: str, attrs_text: str) -> None:
         spec = _URL_ATTRS.get(name)
-        low = attrs_text.lower()
         special = name in _SPECIAL
-        has_style = "style" in low
-        has_lazy = "data-" in low
-        if spec is None and not special and not has_style and not has_lazy:
+        low = attrs_text.lower()
+        extra = "style" in low or "data-" in low    # maybe a style= or data-src=
+        if spec is None and not special and not extra:
             return
         attrs: Dict[str, str] = {}
-        for m in _ATTR.finditer(attrs_text):
-            k = m.group(1).lower()
+        for k, v2, v3, v4 in _ATTR.findall(attrs_text):
+            k = k.lower()
             if k not in attrs:
-                v = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
-                v = v or ""
+                v = v2 or v3 or v4
                 attrs[k] = _html.unescape(v) if "&" in v else v
+        has_style = extra and "style" in attrs
+        has_lazy = extra
         if special:
             self._special(name, attrs)
         if spec is not None:
