@@ -293,3 +293,23 @@ def test_same_links_as_html_parser(name, url):
             and (link.context.split("/")[0], link.context.split("/")[1][1:]) in RefParser.TAGS}
     assert ref.found, f"{name}: the reference found no links (sample damaged?)"
     assert ours == ref.found, (sorted(ours - ref.found)[:5], sorted(ref.found - ours)[:5])
+
+
+@pytest.mark.slow
+@settings(max_examples=20000, deadline=None)
+@given(html_like, st.lists(st.integers(1, 40), min_size=1, max_size=30))
+def test_streaming_equals_whole_long(doc, cuts):
+    """The long run of test_streaming_equals_whole (pytest -m slow)."""
+    test_streaming_equals_whole.hypothesis.inner_test(doc, cuts)
+
+
+@pytest.mark.parametrize("opening", ["<!--", "<script>", '<a href="', "<a ", "<!DOCTYPE"])
+def test_long_wait_in_small_pieces(opening):
+    """A construct left open for 2 MB fed 16 characters at a time, then closed: the text received
+    while waiting is kept in pieces (no quadratic copying) and the link after it is found."""
+    closing = {"<!--": "-->", "<script>": "</script>", '<a href="': '">', "<a ": ">", "<!DOCTYPE": ">"}[opening]
+    doc = opening + "x" * 2_000_000 + closing + '<a href="after">'
+    ex = HtmlLinkExtractor(BASE)
+    for i in range(0, len(doc), 16):
+        ex.feed(doc[i:i + 16])
+    assert ("http://ex.test/dir/after", "L") in [(link.url, link.hop) for link in ex.close()]

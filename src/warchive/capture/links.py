@@ -240,7 +240,9 @@ class HtmlLinkExtractor:
         self._buf = ""
         self._raw_tag: Optional[str] = None    # inside <script>... until its end tag
         self._raw_start = 0
-        self._wait: Optional[Tuple[str, int]] = None   # (needle, search from) before trying again
+        self._wait: Optional[Tuple[str, int]] = None   # (what to wait for, where) before trying again
+        self._pending: List[str] = []   # text received while waiting
+        self._tail = ""                 # the last characters received, for a needle cut in two
         self._based = False
         self._closed = False
         self.robots: Set[str] = set()   # <meta name="robots" content="..."> directives, lower case
@@ -253,27 +255,39 @@ class HtmlLinkExtractor:
             data = self._decoder.decode(data)
         if not data:
             return
-        self._buf += data
-        if self._wait is not None:
-            needle, start = self._wait
-            if needle == "raw":
-                pat = _RAW_END[self._raw_tag or "script"]
-                if not pat.search(self._buf, max(start, 0)):
-                    self._wait = (needle, len(self._buf) - len(self._raw_tag or "") - 3)
-                    return
-            elif self._buf.find(needle, max(start, 0)) < 0:
-                self._wait = (needle, len(self._buf) - len(needle) + 1)
-                return
-            self._wait = None
-        self._scan(final=False)
+        if self._wait is None:
+            self._buf += data
+            self._scan(final=False)
+            return
+        # Waiting for the end of a construct (a comment, a tag, raw text): look for it in the new
+        # text only (with a few characters of overlap) and keep the pieces, so a long wait in
+        # small pieces costs linear time.
+        needle = self._wait[0]
+        probe = self._tail + data
+        if needle == "quote":
+            hit = '"' in data or "'" in data
+        elif needle == "raw":
+            hit = _RAW_END[self._raw_tag or "script"].search(probe) is not None
+        else:
+            hit = needle in probe
+        self._pending.append(data)
+        self._tail = probe[-16:]
+        if hit:
+            self._resume()
+            self._scan(final=False)
+
+    def _resume(self) -> None:
+        if self._pending:
+            self._buf += "".join(self._pending)
+            self._pending = []
+        self._wait = None
 
     def close(self) -> List[Link]:
         if not self._closed:
             self._closed = True
             tail = self._decoder.decode(b"", final=True)
-            if tail:
-                self._buf += tail
-            self._wait = None
+            self._resume()
+            self._buf += tail
             self._scan(final=True)
             self._buf = ""
         return self.links
@@ -288,6 +302,12 @@ class HtmlLinkExtractor:
             pos = self._raw_text(buf, 0, final)
             if pos < 0:
                 return
+        # A quote that never closes in the buffer makes its value unquoted (see the module's
+        # docstring), but more input may yet close it: a tag holding the buffer's last quote of a
+        # kind waits for the next quote, or the end.
+        last_dq = last_sq = -1
+        if not final:
+            last_dq, last_sq = buf.rfind('"'), buf.rfind("'")
         while True:
             lt = buf.find("<", pos)
             if lt < 0 or lt + 1 >= n:
@@ -304,6 +324,10 @@ class HtmlLinkExtractor:
                             pos = lt
                             break
                         pos = n      # a tag cut off by the end of the file: dropped
+                        break
+                    if lt < last_dq < gt or lt < last_sq < gt:
+                        self._wait = ("quote", n)
+                        pos = lt
                         break
                     pos = gt + 1
                     if m.group(1):   # an end tag
@@ -365,9 +389,9 @@ class HtmlLinkExtractor:
                 pos = lt
                 break
             pos = end + 1
-        if self._wait is not None:   # positions were in ``buf``; the kept tail starts at ``pos``
-            self._wait = (self._wait[0], self._wait[1] - pos)
         self._buf = buf[pos:]
+        if self._wait is not None:
+            self._tail = self._buf[-16:]
 
     def _raw_text(self, buf: str, start: int, final: bool) -> int:
         """Skip the raw text of ``self._raw_tag`` from ``start``; the position after its end tag's
@@ -381,7 +405,8 @@ class HtmlLinkExtractor:
         if end < 0:
             if not final:
                 self._buf = buf[start:]
-                self._wait = ("raw", len(self._buf) - len(name) - 3)
+                self._wait = ("raw", 0)
+                self._tail = self._buf[-16:]
                 return -1
             end = len(buf)
         if name == "style":
