@@ -5,9 +5,11 @@ links of an HTML or CSS payload, resolved against the page (or its ``<base href>
 dropped, ``javascript:``/``mailto:``/``data:`` (and other non-fetchable schemes) skipped, each with
 its hop type as Heritrix writes it in hop paths:
 
-    L  navigation link        <a href>, <area href>, <link rel=alternate href>, <form action>
+    L  navigation link        <a href>, <area href>, <link rel=alternate href>, <form action>,
+                              <blockquote cite>, <q cite>
     E  embed                  <img src/srcset>, <script src>, <link rel=stylesheet>, <iframe src>,
-                              <video>/<audio>/<source>/<track>, CSS url() and @import
+                              <video>/<audio>/<source>/<track>, SVG <image>, <html manifest>,
+                              CSS url() and @import
     R  redirect               <meta http-equiv=refresh content="0; url=...">
     X  speculative            lazy-loading attributes (data-src, data-srcset) on any element
 
@@ -202,7 +204,7 @@ _RAW_END: Dict[str, "re.Pattern[str]"] = {n: re.compile(r"</%s[\s/>]" % n, re.I)
 
 # tag -> ((attribute, hop, kind), ...); kind "" = one URL, "srcset" = a candidate list
 _URL_ATTRS: Dict[str, Tuple[Tuple[str, str, str], ...]] = {
-    "a": (("href", "L", ""),),
+    "a": (("href", "L", ""), ("xlink:href", "L", "")),
     "area": (("href", "L", ""),),
     "img": (("src", "E", ""), ("srcset", "E", "srcset"), ("lowsrc", "E", "")),
     "script": (("src", "E", ""),),
@@ -218,6 +220,10 @@ _URL_ATTRS: Dict[str, Tuple[Tuple[str, str, str], ...]] = {
     "body": (("background", "E", ""),),
     "table": (("background", "E", ""),),
     "td": (("background", "E", ""),),
+    "image": (("href", "E", ""), ("xlink:href", "E", "")),      # SVG
+    "html": (("manifest", "E", ""),),
+    "blockquote": (("cite", "L", ""),),
+    "q": (("cite", "L", ""),),
     "th": (("background", "E", ""),),
 }
 _SPECIAL = {"link", "meta", "base", "form"}
