@@ -37,6 +37,7 @@ import asyncio
 import email.utils
 import json
 import os
+import struct
 import time
 import zlib
 from collections import deque
@@ -241,13 +242,38 @@ class Lease:
 IDLE, WAITING, READY, BUSY = 0, 1, 2, 3
 
 
-def _record(priority: int, attempts: int, hops: str, url: str) -> bytes:
-    return bytes((priority, attempts)) + hops.encode("ascii") + b"\0" + url.encode("utf-8", "surrogateescape")
+# A queued URL is one record in its host's buffer for its priority level:
+#   priority u8 | attempts u8 | hop-path length u8 | URL length u32 | via id i32 (-1: none) | hop path | URL (UTF-8)
+# A via is interned per host (id, reference count), so the outlinks of one page share it.
+_HEAD = struct.Struct("<BBBIi")
+_COMPACT = 1 << 16
 
 
-def _unrecord(rec: bytes) -> Tuple[int, int, str, str]:
-    i = rec.index(b"\0", 2)
-    return rec[0], rec[1], rec[2:i].decode("ascii"), rec[i + 1:].decode("utf-8", "surrogateescape")
+def _record(priority: int, attempts: int, hops: str, url: str, via_id: int = -1) -> bytes:
+    h = hops.encode("ascii")
+    u = url.encode("utf-8", "surrogateescape")
+    if len(h) > 255:
+        raise ValueError(f"hop path of {len(h)} hops: at most 255")
+    return _HEAD.pack(priority, attempts, len(h), len(u), via_id) + h + u
+
+
+def _unrecord(rec: Union[bytes, bytearray], pos: int = 0) -> Tuple[int, int, str, str, int, int]:
+    """(priority, attempts, hops, url, via id, end of the record)."""
+    prio, att, hl, ul, via = _HEAD.unpack_from(rec, pos)
+    a = pos + _HEAD.size
+    b = a + hl
+    end = b + ul
+    return prio, att, rec[a:b].decode("ascii"), rec[b:end].decode("utf-8", "surrogateescape"), via, end
+
+
+class _Level:
+    __slots__ = ("buf", "pos", "n", "front")
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.pos = 0
+        self.n = 0
+        self.front: Optional[Deque[bytes]] = None   # records put back at the head (retries, resumed leases)
 
 
 class _Host:
@@ -256,7 +282,7 @@ class _Host:
 
     def __init__(self, key: str, burst: float) -> None:
         self.key = key
-        self.levels: Dict[int, Tuple[Deque[bytes], Deque[Optional[str]]]] = {}
+        self.levels: Dict[int, _Level] = {}
         self.inflight = 0
         self.next_time = 0.0
         self.last_end: Optional[float] = None
@@ -272,29 +298,94 @@ class _Host:
         self.bucket_wait = False
         self.ready_at = 0.0
 
-    def push(self, rec: bytes, via: Optional[str], priority: int, front: bool = False) -> None:
+    def push(self, priority: int, attempts: int, hops: str, url: str, via_id: int, front: bool) -> None:
         lv = self.levels.get(priority)
         if lv is None:
-            lv = self.levels[priority] = (deque(), deque())
+            lv = self.levels[priority] = _Level()
+        rec = _record(priority, attempts, hops, url, via_id)
         if front:
-            lv[0].appendleft(rec)
-            lv[1].appendleft(via)
+            if lv.front is None:
+                lv.front = deque()
+            lv.front.appendleft(rec)
         else:
-            lv[0].append(rec)
-            lv[1].append(via)
+            lv.buf += rec
+        lv.n += 1
         self.size += 1
 
     def best(self) -> int:
         return min(self.levels)
 
-    def take(self) -> Tuple[bytes, Optional[str]]:
+    def take(self) -> Tuple[int, int, str, str, int]:
         p = min(self.levels)
-        recs, vias = self.levels[p]
-        rec, via = recs.popleft(), vias.popleft()
-        if not recs:
+        lv = self.levels[p]
+        if lv.front:
+            prio, att, hops, url, vid, _ = _unrecord(lv.front.popleft())
+        else:
+            prio, att, hops, url, vid, lv.pos = _unrecord(lv.buf, lv.pos)
+            if lv.pos > _COMPACT and 2 * lv.pos > len(lv.buf):
+                del lv.buf[:lv.pos]
+                lv.pos = 0
+        lv.n -= 1
+        if lv.n == 0:
             del self.levels[p]
         self.size -= 1
-        return rec, via
+        return prio, att, hops, url, vid
+
+    def records(self) -> Iterator[Tuple[int, int, str, str, int]]:
+        """Every queued URL, in the order it would be taken (without taking it)."""
+        for p in sorted(self.levels):
+            lv = self.levels[p]
+            for rec in lv.front or ():
+                prio, att, hops, url, vid, _ = _unrecord(rec)
+                yield prio, att, hops, url, vid
+            pos = lv.pos
+            while pos < len(lv.buf):
+                prio, att, hops, url, vid, pos = _unrecord(lv.buf, pos)
+                yield prio, att, hops, url, vid
+
+
+class _Vias:
+    """The ``via`` URLs of queued URLs, interned with reference counts (outlinks of a page share one)."""
+
+    __slots__ = ("via_ids", "vias", "via_refs", "via_free")
+
+    def __init__(self) -> None:
+        self.via_ids: Dict[str, int] = {}
+        self.vias: List[Optional[str]] = []
+        self.via_refs: List[int] = []
+        self.via_free: List[int] = []
+
+    def get(self, i: int) -> Optional[str]:
+        return self.vias[i] if i >= 0 else None
+
+    def ref(self, via: Optional[str]) -> int:
+        if via is None:
+            return -1
+        i = self.via_ids.get(via)
+        if i is None:
+            if self.via_free:
+                i = self.via_free.pop()
+                self.vias[i] = via
+                self.via_refs[i] = 0
+            else:
+                i = len(self.vias)
+                self.vias.append(via)
+                self.via_refs.append(0)
+            self.via_ids[via] = i
+        self.via_refs[i] += 1
+        return i
+
+    def release(self, i: int) -> Optional[str]:
+        if i < 0:
+            return None
+        via = self.vias[i]
+        self.via_refs[i] -= 1
+        if self.via_refs[i] == 0:
+            assert via is not None
+            del self.via_ids[via]
+            self.vias[i] = None
+            self.via_free.append(i)
+        return via
 
 
 # --------------------------------------------------------------------------------------------
@@ -378,6 +469,7 @@ class Frontier:
         self._ready: DaryHeap[Tuple[int, float, int, int, _Host]] = DaryHeap(arity)
         self._sched: DaryHeap[Tuple[float, int, bytes, Optional[str], str]] = DaryHeap(arity)
         self._seq = 0
+        self._vias = _Vias()
         self._queued = 0
         self._inflight = 0
         self._out: Dict[int, Lease] = {}   # leases not yet done (a checkpoint writes them as queued)
@@ -399,9 +491,10 @@ class Frontier:
             h = self._hosts[key] = _Host(key, self.pol.burst)
         return h
 
-    def _enqueue(self, host: _Host, rec: bytes, via: Optional[str], priority: int, front: bool = False) -> None:
+    def _enqueue(self, host: _Host, priority: int, attempts: int, hops: str, url: str, via: Optional[str],
+                 front: bool = False) -> None:
         better = host.state == READY and bool(host.levels) and priority < host.best()
-        host.push(rec, via, priority, front)
+        host.push(priority, attempts, hops, url, self._vias.ref(via), front)
         self._queued += 1
         if host.state == IDLE or (host.state == BUSY and host.inflight < self.pol.max_per_host):
             self._schedule(host)
@@ -431,16 +524,17 @@ class Frontier:
         if not 0 <= priority < 256 or not 0 <= attempts < 256:
             raise ValueError("priority and attempts must be in 0..255")
         key = host_key(url)
-        rec = _record(priority, attempts, hops, url)
+        if len(hops) > 255:
+            raise ValueError(f"hop path of {len(hops)} hops: at most 255")
         if self.dir is not None:
             self._log(_a_line(priority, attempts, hops, None if due is None else due - self.clock(), url, via,
                               front))
         if due is not None and due > self.clock():
             self._seq += 1
-            self._sched.push((due, self._seq, rec, via, key))
+            self._sched.push((due, self._seq, _record(priority, attempts, hops, url), via, key))
             self._queued += 1
         else:
-            self._enqueue(self._host(key), rec, via, priority, front)
+            self._enqueue(self._host(key), priority, attempts, hops, url, via, front)
         self._wake()
         return True
 
@@ -480,7 +574,8 @@ class Frontier:
         while self._sched and self._sched.peek()[0] <= now:
             _, _, rec, via, key = self._sched.pop()
             self._queued -= 1
-            self._enqueue(self._host(key), rec, via, rec[0])
+            prio, att, hops, url, _, _ = _unrecord(rec)
+            self._enqueue(self._host(key), prio, att, hops, url, via)
         w = self._waiting
         while w and w.peek()[0] <= now:
             _, _, gen, host = w.pop()
@@ -502,9 +597,9 @@ class Frontier:
         return None
 
     def _lease(self, host: _Host, now: float) -> Lease:
-        rec, via = host.take()
+        priority, attempts, hops, url, vid = host.take()
+        via = self._vias.release(vid)
         self._queued -= 1
-        priority, attempts, hops, url = _unrecord(rec)
         if self.pol.rate:
             if now > host.tokens_at:
                 host.tokens = min(self.pol.burst, host.tokens + (now - host.tokens_at) * self.pol.rate)
@@ -690,13 +785,10 @@ class Frontier:
     def _entries(self) -> Iterator[str]:
         """Every URL to be fetched, as A lines (leased URLs first, at the head of their queues)."""
         for host in self._hosts.values():
-            for prio in sorted(host.levels):
-                recs, vias = host.levels[prio]
-                for rec, via in zip(recs, vias):
-                    p, a, hops, url = _unrecord(rec)
-                    yield _a_line(p, a, hops, None, url, via)
+            for p, a, hops, url, vid in host.records():
+                yield _a_line(p, a, hops, None, url, self._vias.get(vid))
         for due, _, rec, via, _ in self._sched:
-            p, a, hops, url = _unrecord(rec)
+            p, a, hops, url, _, _ = _unrecord(rec)
             yield _a_line(p, a, hops, due - self.clock(), url, via)   # relative: clocks differ across runs
 
     def checkpoint(self) -> None:
