@@ -54,6 +54,7 @@ RUN_HEAD = struct.Struct("<8sQQI4x")          # magic, entries, covered bytes of
 BLOOM_MAGIC = b"WABLOOM1"
 BLOOM_HEAD = struct.Struct("<8sQQQQdI4x")     # magic, m bits, k, added, capacity, fp rate, crc32 of bits
 MANIFEST_VERSION = 1
+_MASK64 = (1 << 64) - 1
 
 
 class SeenFormatError(CorruptRecordError):
@@ -431,7 +432,7 @@ class BloomSeen:
         h1 = int.from_bytes(d[:8], "little")
         h2 = int.from_bytes(d[8:], "little") | 1
         m = self.m
-        return [(h1 + i * h2) % m for i in range(self.k)]
+        return [((h1 + i * h2) & _MASK64) % m for i in range(self.k)]
 
     def add(self, url: Union[str, bytes]) -> bool:
         """Remember ``url``; True if it was (certainly) new, False if it was (probably) seen."""
