@@ -227,7 +227,7 @@ def test_matching_starts_at_the_first_octet_of_the_path():
 
 
 def test_query_is_part_of_the_path_fragment_is_not():
-    """RFC 9309 2.2.2 (its table matches "/foo/bar?baz=quz"): the query is matched; a fragment never reaches a server."""
+    """RFC 9309 2.2.2 (its table matches "/foo/bar?baz=quz"): the query is matched; a fragment is not sent."""
     txt = b"User-agent: *\nDisallow: /foo/bar?baz=quz\n"
     assert not allowed(txt, "bot", "http://e.com/foo/bar?baz=quz")
     assert allowed(txt, "bot", "http://e.com/foo/bar?baz=other")
@@ -691,10 +691,51 @@ def test_cli_prints_allowed_or_disallowed(tmp_path):
     """RFC 9309 5.1 through `warchive robots FILE --agent NAME URL...`: one word per URL, in order."""
     f = tmp_path / "robots.txt"
     f.write_bytes(RFC_5_1)
-    r = run_cli(str(f), "--agent", "foobot", "https://e.com/example/page.html", "https://e.com/x", "/example/allowed.gif")
+    r = run_cli(str(f), "--agent", "foobot", "https://e.com/example/page.html", "https://e.com/x",
+                "/example/allowed.gif")
     assert r.returncode == 0, r.stderr
     assert r.stdout.decode().split() == ["allowed", "disallowed", "allowed"]
     r = run_cli("-", "-a", "Other/1.0", "/example/y", "/publications/", stdin=RFC_5_1)
     assert r.stdout.decode().split() == ["disallowed", "allowed"]
     r = run_cli(str(tmp_path / "missing.txt"), "--agent", "x", "/")
     assert r.returncode == 1 and b"no such file" in r.stderr
+
+
+# ---- the matcher against a brute-force reference
+
+
+def _reference_match(pattern: str, path: str) -> bool:
+    """RFC 9309 2.2.3 read literally: '*' is any run, a final '$' anchors the end; tried at every split."""
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+
+    def rec(i: int, j: int) -> bool:
+        if i == len(body):
+            return j == len(path) if anchored else True
+        if body[i] == "*":
+            return any(rec(i + 1, k) for k in range(j, len(path) + 1))
+        return j < len(path) and path[j] == body[i] and rec(i + 1, j + 1)
+
+    return rec(0, 0)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_alpha = st.text(alphabet="ab/*", max_size=7)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_alpha, st.booleans(), st.text(alphabet="ab/", max_size=9))
+def test_rule_matching_equals_the_brute_force_reading(body, anchored, path):
+    """RFC 9309 2.2.2/2.2.3: the match starts at the path's first octet; "*" is 0 or more characters; "$" ends."""
+    from warchive.capture.robots import Rule
+
+    pattern = "/" + body + ("$" if anchored else "")
+    assert Rule(pattern, False).matches("/" + path) == _reference_match(pattern, "/" + path)
+
+
+def test_star_user_agent_needs_to_stand_alone():
+    """RFC 9309 2.2.1: the "*" value; "*bot" is neither "*" nor a product token."""
+    txt = b"User-agent: *bot\nDisallow: /\n"
+    assert allowed(txt, "somebot", "/x")
+    assert not allowed(b"User-agent: * # all\nDisallow: /\n", "somebot", "/x")

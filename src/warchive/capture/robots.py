@@ -314,7 +314,8 @@ class RobotsTxt:
                     current = Group()
                     groups.append(current)
                     in_agents = True
-                token = "*" if value.startswith("*") else product_token(value)
+                star = value == "*" or (value.startswith("*") and value[1:2].isspace())
+                token = "*" if star else product_token(value)
                 if token and current is not None:
                     current.agents.append(token)
                 continue
