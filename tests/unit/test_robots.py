@@ -719,13 +719,14 @@ def _reference_match(pattern: str, path: str) -> bool:
     return rec(0, 0)
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import example, given, settings, strategies as st  # noqa: E402
 
-_alpha = st.text(alphabet="ab/*", max_size=7)
+_alpha = st.text(alphabet="ab*", max_size=6)
 
 
-@settings(max_examples=400, deadline=None)
-@given(_alpha, st.booleans(), st.text(alphabet="ab/", max_size=9))
+@settings(max_examples=500, deadline=None)
+@given(_alpha, st.booleans(), st.text(alphabet="ab", max_size=8))
+@example("a*a", True, "a")
 def test_rule_matching_equals_the_brute_force_reading(body, anchored, path):
     """RFC 9309 2.2.2/2.2.3: the match starts at the path's first octet; "*" is 0 or more characters; "$" ends."""
     from warchive.capture.robots import Rule
