@@ -360,6 +360,9 @@ def test_restore_after_sigkill(tmp_path):
     r = subprocess.run([sys.executable, "-c", script], timeout=120)
     assert r.returncode == -signal.SIGKILL
     done = set((tmp_path / "done.txt").read_text().split("\n"))
+    logs = [p for p in os.listdir(tmp_path) if p.endswith(".log")]
+    assert len(logs) == 1 and int(logs[0].split(".")[1]) >= 2        # snapshots were taken while it ran
+    assert (tmp_path / logs[0]).stat().st_size > 0                    # and the kill left a log to replay
     f = Frontier.open(tmp_path, Politeness.off(), clock=Clock())
     rest = set(drain(f, f.clock))
     everything = {f"http://h{i % 4}.test/{i}" for i in range(100)}
@@ -389,3 +392,15 @@ def test_torn_log_line_is_ignored_and_damaged_snapshot_reported(tmp_path):
     snap.write_bytes(b'{"warchive-frontier": 1, "gen": 1}\nA\t0\t0\t-\t-\thttp://x.test/\t-\n')
     with pytest.raises(FrontierFormatError):
         Frontier.open(tmp_path, clock=Clock())
+
+
+def test_a_checkpoint_directory_is_only_resumed_with_open(tmp_path):
+    from warchive.errors import ArchiveError
+
+    f, c = make(directory=tmp_path)
+    f.add("http://a.test/1")
+    f.checkpoint()
+    f.close()
+    with pytest.raises(ArchiveError):
+        Frontier(directory=tmp_path)
+    assert len(Frontier.open(tmp_path, clock=Clock())) == 1

@@ -44,7 +44,7 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import (Any, Callable, Deque, Dict, Generic, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union)
 
-from ..errors import CorruptRecordError, UrlError
+from ..errors import ArchiveError, CorruptRecordError, UrlError
 from ..surt import surt
 
 __all__ = ["Frontier", "Politeness", "Lease", "LedgerEntry", "DaryHeap", "FrontierFormatError", "host_key",
@@ -482,6 +482,8 @@ class Frontier:
         self._log_ops = 0
         if self.dir is not None:
             os.makedirs(self.dir, exist_ok=True)
+            if os.path.exists(os.path.join(self.dir, SNAPSHOT)):
+                raise ArchiveError(f"{self.dir}: holds a frontier checkpoint; resume it with Frontier.open()")
 
     # -- adding
 
@@ -773,7 +775,8 @@ class Frontier:
         while view:
             n = os.write(self._log_fd, view)
             view = view[n:]
-        if self._log_ops >= self.checkpoint_every:
+        # a snapshot costs one line per queued URL: take one only when the log is at least that long
+        if self._log_ops >= max(self.checkpoint_every, self._queued):
             self.checkpoint()
 
     def sync(self) -> None:
@@ -849,8 +852,9 @@ class Frontier:
     @classmethod
     def open(cls, directory: PathLike, politeness: Optional[Politeness] = None, **kw: Any) -> "Frontier":
         """A frontier persisted in ``directory``: restored from its snapshot and log if they exist."""
-        f = cls(politeness, directory=directory, **kw)
-        assert f.dir is not None
+        f = cls(politeness, **kw)
+        f.dir = os.fspath(directory)
+        os.makedirs(f.dir, exist_ok=True)
         snap = os.path.join(f.dir, SNAPSHOT)
         entries: Dict[str, _Entry] = {}
         taken: Dict[str, _Entry] = {}
