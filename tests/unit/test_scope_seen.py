@@ -207,3 +207,13 @@ def test_bloom_persists_and_checks_its_file(tmp_path):
     p.write_bytes(b"junk")
     with pytest.raises(SeenFormatError):
         BloomSeen(p)
+
+
+def test_bloom_add_many_sets_the_same_bits_as_add():
+    """The batch path (numpy, uint64 arithmetic) and the one-by-one path (Python ints, masked) agree."""
+    a = BloomSeen(capacity=5000, fp_rate=1e-3)
+    b = BloomSeen(capacity=5000, fp_rate=1e-3)
+    u = urls(3000)
+    assert [a.add(x) for x in u] == b.add_many(u)
+    assert (a.bits == b.bits).all() and len(a) == len(b)
+    assert b.add_many(["http://z.test/1", "http://z.test/1", u[0]]) == [True, False, False]

@@ -38,7 +38,7 @@ import os
 import struct
 import zlib
 from array import array
-from typing import Iterable, List, Optional, Protocol, Set, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Protocol, Set, Tuple, Union
 
 import numpy as np
 
@@ -449,7 +449,40 @@ class BloomSeen:
         return new
 
     def add_many(self, urls: Iterable[Union[str, bytes]]) -> List[bool]:
-        return [self.add(u) for u in urls]
+        """``add`` for each URL, the bit arithmetic done by numpy for the whole batch.
+
+        A key repeated within the batch is new at most once; otherwise every key is tested against
+        the bits as they were before the batch (so a batch makes no false positive among its own keys).
+        """
+        keys = [seen_key(u) for u in urls]
+        if len(keys) > 65536:   # bound the index matrices (k x 8 bytes per key)
+            out: List[bool] = []
+            for i in range(0, len(keys), 65536):
+                out.extend(self._add_keys(keys[i:i + 65536]))
+            return out
+        return self._add_keys(keys)
+
+    def _add_keys(self, keys: List[bytes]) -> List[bool]:
+        if not keys:
+            return []
+        digests = b"".join(hashlib.blake2b(k, digest_size=16).digest() for k in keys)
+        h = np.frombuffer(digests, dtype="<u8").reshape(-1, 2)
+        h1, h2 = h[:, 0], h[:, 1] | np.uint64(1)
+        j = np.arange(self.k, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            idx = (h1[:, None] + j[None, :] * h2[:, None]) % np.uint64(self.m)   # uint64 wraps: mod 2^64
+        byte = (idx >> np.uint64(3)).astype(np.intp)
+        bit = (np.uint8(1) << (idx & np.uint64(7)).astype(np.uint8)).astype(np.uint8)
+        new = ~np.all(self.bits[byte] & bit, axis=1)
+        first: Dict[bytes, int] = {}
+        for i, k in enumerate(keys):
+            if k in first:
+                new[i] = False
+            else:
+                first[k] = i
+        np.bitwise_or.at(self.bits, byte.ravel(), bit.ravel())
+        self.count += int(new.sum())
+        return new.tolist()
 
     def __contains__(self, url: object) -> bool:
         if not isinstance(url, (str, bytes)):
