@@ -42,7 +42,7 @@ from urllib.parse import urljoin, urlsplit
 
 from ..errors import ArchiveError
 
-__all__ = ["RobotsTxt", "Rule", "Group", "Ruleset", "RobotsCache", "RobotsEntry", "Directives", "parse",
+__all__ = ["RobotsTxt", "Rule", "Group", "Ruleset", "Decision", "RobotsCache", "RobotsEntry", "Directives", "parse",
            "is_allowed", "product_token", "normalize_path", "url_path", "robots_url", "meta_robots",
            "x_robots_tag", "page_directives", "FOUND", "UNAVAILABLE", "UNREACHABLE", "POLICIES",
            "MAX_BYTES", "MAX_REDIRECTS", "MAX_AGE"]
