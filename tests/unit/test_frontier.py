@@ -404,3 +404,62 @@ def test_a_checkpoint_directory_is_only_resumed_with_open(tmp_path):
     with pytest.raises(ArchiveError):
         Frontier(directory=tmp_path)
     assert len(Frontier.open(tmp_path, clock=Clock())) == 1
+
+
+def test_done_twice_is_an_error():
+    f, c = make()
+    f.add("http://a.test/1")
+    lease = f.next()
+    f.done(lease)
+    with pytest.raises(ValueError):
+        f.done(lease)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([200, 200, 404, 429, 503, 0]),
+                          st.floats(0, 10), st.integers(0, 200)), min_size=1, max_size=60),
+       st.integers(0, 2**32 - 1))
+def test_politeness_invariants_under_random_crawls(ops, seed):
+    """Whatever happens, a host is fetched one at a time, never before last end + the Heritrix delay
+    (recomputed here from the rule, not from the frontier), and every URL is leased until it is done."""
+    import random
+
+    rnd = random.Random(seed)
+    pol = Politeness(delay_factor=5.0, min_delay=3.0, max_delay=30.0, max_retries=2)
+    f, c = make(pol)
+    hosts = [f"http://h{i}.test" for i in range(4)]
+    pending = {}
+    for i, (h, *_rest) in enumerate(ops):
+        url = f"{hosts[h]}/{i}"
+        f.add(url)
+        pending[url] = 0
+    earliest = {}          # host key -> earliest allowed time, computed by the test
+    busy = set()
+    finished = set()
+    k = 0
+    while True:
+        lease = f.next()
+        if lease is None:
+            t = f.next_time()
+            if t is None:
+                break
+            c.t = t
+            continue
+        assert lease.host not in busy
+        assert c.t >= earliest.get(lease.host, 0.0) - 1e-9
+        busy.add(lease.host)
+        _, status, dur, ra = ops[k % len(ops)]
+        k += 1
+        c.t += rnd.random()
+        real = dur
+        out = f.done(lease, status=status, duration=real, retry_after=str(ra) if ra % 3 else None)
+        busy.discard(lease.host)
+        delay = min(max(5.0 * real, 3.0), 30.0)
+        if status in (429, 503):
+            delay = max(delay, float(ra) if ra % 3 else 0.0)   # without Retry-After: backoff >= 60 s
+        earliest[lease.host] = c.t + delay
+        if out == "done":
+            finished.add(lease.url)
+        else:
+            assert status in (429, 503) and lease.attempts < 2
+    assert finished == set(pending)

@@ -647,6 +647,8 @@ class Frontier:
         ``max_retries``, or ``retry=True``) or revisited (``revisit_after`` seconds from now).
         Returns "done", "retry" or "revisit".
         """
+        if self._out.pop(id(lease), None) is None:
+            raise ValueError(f"{lease!r} is not out (done twice, or from another frontier)")
         host = self._hosts[lease.host]
         now = self.clock()
         dur = max(0.0, duration if duration is not None else now - lease.issued)
@@ -689,7 +691,6 @@ class Frontier:
         elif revisit_after is not None:
             self._add(lease.url, lease.priority, lease.hops, lease.via, now + revisit_after, 0, False)
             outcome = "revisit"
-        self._out.pop(id(lease), None)
         self._schedule(host)
         self._flush_log()
         self._wake()
