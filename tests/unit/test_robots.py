@@ -740,3 +740,11 @@ def test_star_user_agent_needs_to_stand_alone():
     txt = b"User-agent: *bot\nDisallow: /\n"
     assert allowed(txt, "somebot", "/x")
     assert not allowed(b"User-agent: * # all\nDisallow: /\n", "somebot", "/x")
+
+
+def test_robots_url_needs_an_absolute_url():
+    """RFC 9309 2.3: the robots.txt URI is built from "scheme:[//authority]"; a bare path has none."""
+    from warchive.errors import UrlError
+
+    with pytest.raises(UrlError):
+        robots_url("/just/a/path")

@@ -40,7 +40,7 @@ from typing import (Awaitable, Callable, Dict, Generator, Iterable, List, Mappin
                     Tuple, Union)
 from urllib.parse import urljoin, urlsplit
 
-from ..errors import ArchiveError
+from ..errors import ArchiveError, UrlError
 
 __all__ = ["RobotsTxt", "Rule", "Group", "Ruleset", "Decision", "RobotsCache", "RobotsEntry", "Directives", "parse",
            "is_allowed", "product_token", "normalize_path", "url_path", "robots_url", "meta_robots",
@@ -142,7 +142,7 @@ def robots_url(url: str) -> str:
     """``scheme://authority/robots.txt`` of ``url`` (RFC 9309 2.3), without user info, lower-cased host."""
     u = urlsplit(url)
     if not u.scheme or not u.hostname:
-        raise ArchiveError(f"{url!r}: not an absolute URL with a host (robots.txt needs scheme://host/)")
+        raise UrlError(f"{url!r}: not an absolute URL with a host (robots.txt needs scheme://host/)")
     host = u.hostname
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
