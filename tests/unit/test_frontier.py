@@ -463,3 +463,19 @@ def test_politeness_invariants_under_random_crawls(ops, seed):
         else:
             assert status in (429, 503) and lease.attempts < 2
     assert finished == set(pending)
+
+
+def test_skip_gives_a_lease_back_without_a_delay():
+    f, c = make(Politeness(min_delay=10.0))
+    for i in range(3):
+        f.add(f"http://a.test/{i}")
+    first = f.next()
+    f.skip(first)                      # e.g. robots.txt forbids it: no request was made
+    second = f.next()
+    assert second is not None and second.url == "http://a.test/1"
+    f.done(second)
+    assert f.next() is None            # a real fetch does set the delay
+    c.t += 10
+    assert f.next().url == "http://a.test/2"
+    with pytest.raises(ValueError):
+        f.skip(first)

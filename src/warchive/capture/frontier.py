@@ -696,6 +696,20 @@ class Frontier:
         self._wake()
         return outcome
 
+    def skip(self, lease: Lease) -> None:
+        """Give back a lease that was never fetched (robots.txt forbids it, scope changed): the host's
+        next allowed time stays what the last real fetch set."""
+        if self._out.pop(id(lease), None) is None:
+            raise ValueError(f"{lease!r} is not out (done twice, or from another frontier)")
+        host = self._hosts[lease.host]
+        host.inflight -= 1
+        self._inflight -= 1
+        if self.dir is not None:
+            self._log(f"F\t{_esc(lease.url)}\n")
+        self._schedule(host)
+        self._flush_log()
+        self._wake()
+
     def set_crawl_delay(self, url_or_host: str, seconds: Optional[float]) -> None:
         """The robots ``Crawl-delay`` of a host (by URL or SURT authority); applies from its next fetch."""
         key = url_or_host if url_or_host.endswith(")") else host_key(url_or_host)
