@@ -625,7 +625,8 @@ class Frontier:
         return lease
 
     def next_time(self) -> Optional[float]:
-        """When ``next()`` may next return a URL: now if one is ready, None if nothing is queued or waiting."""
+        """When ``next()`` may next return a URL: now if one is ready; None if no host can become ready
+        by waiting (nothing queued, or only hosts whose leases are out: ``done`` wakes them; see ``inflight``)."""
         now = self.clock()
         self._promote(now)
         if self._ready:
