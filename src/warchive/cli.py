@@ -130,7 +130,7 @@ def _writer_parsers(sub) -> None:
     rc.add_argument("input", metavar="IN")
     rc.add_argument("output", metavar="OUT")
     rc.add_argument("--zstd", action="store_true", help="write .warc.zst frames instead of gzip members")
-    rc.add_argument("--level", type=int, help="compression level (ISA-L 0-3, zstd 1-22; default 3)")
+    rc.add_argument("--level", type=int, help="compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)")
 
     rv = sub.add_parser("recover", help="truncate an .open WARC after its last whole record and rename it")
     rv.add_argument("inputs", nargs="+", metavar="FILE.open")

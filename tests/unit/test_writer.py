@@ -451,3 +451,20 @@ def test_recompress(tmp_path, shape):
     assert offsets == members and len(offsets) == 4         # one member per record
     assert check_file(str(out)).ok
     assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+
+
+def test_partial_writes_are_completed(tmp_path, monkeypatch):
+    real = os.writev
+    calls = []
+
+    def short_writev(fd, bufs):   # the kernel takes at most 1000 bytes per call
+        calls.append(1)
+        flat = b"".join(bytes(b) for b in bufs)
+        return real(fd, [flat[:1000]])
+
+    monkeypatch.setattr(os, "writev", short_writev)
+    reports, files = write_all_types(tmp_path, "gzip", "1.1")
+    monkeypatch.setattr(os, "writev", real)
+    assert len(calls) > len(reports)
+    assert [r[0] for r in warcio_records(files[0])][:3] == ["warcinfo", "response", "request"]
+    assert check_file(files[0]).ok

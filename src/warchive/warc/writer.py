@@ -41,9 +41,10 @@ import os
 import socket
 import struct
 import threading
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from isal import igzip_lib, isal_zlib
 
 from .. import __version__
 from ..errors import ArchiveError, WriteError
@@ -58,9 +59,9 @@ WARC_1_1 = "1.1"
 COMPRESSIONS = ("gzip", "zstd", "none")
 EXTENSIONS = {"gzip": ".warc.gz", "zstd": ".warc.zst", "none": ".warc"}
 DEFAULT_MAX_SIZE = 1_000_000_000
-# ISA-L level 3 keeps members within 1.2x of zlib -9 (warcio) on HTML at ~10x its speed;
-# levels 1 and 2 are ~1.22x (bench/results/writer_compare.txt)
-DEFAULT_GZIP_LEVEL = 3
+# ISA-L level 2: 1.12x the size of warcio's zlib -9 members on the Wget corpus, 2-3x faster than
+# level 3 (1.10x); level 1 is no faster and larger (bench/results/writer-compare-*.txt)
+DEFAULT_GZIP_LEVEL = 2
 DEFAULT_ZSTD_LEVEL = 3
 HTTP_RESPONSE = "application/http; msgtype=response"
 HTTP_REQUEST = "application/http; msgtype=request"
@@ -74,7 +75,7 @@ _SL_MAX = 0xFFFFFFFF
 
 
 def _check_value(name: str, value: str) -> str:
-    if "\r" in value or "\n" in value:
+    if not value.isprintable() and ("\r" in value or "\n" in value):
         raise ArchiveError(f"WARC header {name!r} has a line break in its value {value[:80]!r}")
     return value
 
@@ -93,7 +94,12 @@ def warc_date(when: DateLike, version: str) -> str:
 
 
 def new_record_id() -> str:
-    return f"<urn:uuid:{uuid.uuid4()}>"
+    """<urn:uuid:...> of a random (version 4) UUID."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40
+    b[8] = (b[8] & 0x3F) | 0x80
+    h = b.hex()
+    return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
 def _bytes_of(body: Body) -> Any:
@@ -318,8 +324,6 @@ class RecordBuilder:
 
 def _gzip_member(data: Any, level: int) -> List[bytes]:
     """One gzip member with Wget's `sl` subfield, as pieces (header, deflate data, trailer)."""
-    from isal import igzip_lib, isal_zlib
-
     deflated = igzip_lib.compress(data, level, igzip_lib.COMP_DEFLATE)
     trailer = struct.pack("<II", isal_zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF)
     clen = 24 + len(deflated) + 8
@@ -435,22 +439,29 @@ def _fsync_dir(directory: str) -> None:
 
 def _write_all(fd: int, pieces: List[Any], path: str, offset: int) -> int:
     """Write pieces with one writev (more only if the kernel takes part of them); bytes written."""
-    total = sum(len(p) for p in pieces)
+    total = 0
+    for p in pieces:
+        total += len(p)
     done = 0
-    views = [memoryview(p).cast("B") for p in pieces]
     try:
-        while done < total:
-            n = os.writev(fd, views)
-            done += n
+        done = os.writev(fd, pieces)
+        if done == total:
+            return total
+        views = [memoryview(p).cast("B") for p in pieces]
+        n = done
+        while True:
             while views and n >= len(views[0]):
                 n -= len(views[0])
                 views.pop(0)
             if views and n:
                 views[0] = views[0][n:]
+            if done >= total:
+                return total
+            n = os.writev(fd, views)
+            done += n
     except OSError as e:
         raise WriteError(path, offset + done, f"write failed: {e.strerror or e}",
                          "the file is valid up to the last complete record; warchive recover it") from e
-    return total
 
 
 class WarcFile:
@@ -571,7 +582,7 @@ class WarcWriter:
                  format, conformsTo, hostname and digest-algorithm are filled in
     on_record    called with a ``Written`` for every record, as soon as it is in the file
     hybrid       a HybridPolicy: media records go to a parallel uncompressed ``.warc`` series
-    level        compression level (ISA-L 0-3, default 3; zstd 1-22, default 3)
+    level        compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)
     zstd_dict    a zstd dictionary, stored at the start of each .warc.zst file
     serial       the first serial number (default 0)
 
@@ -665,7 +676,7 @@ class WarcWriter:
             stream = self._media if (self._media is not None and self.hybrid is not None
                                      and self.hybrid.is_media(record)) else self._main
             encoded = self._encode(stream, record)
-            size = sum(len(p) for p in encoded[1])
+            size = encoded[2] + (4 if stream.encoder.compression == "none" else 0)
             f = stream.file
             if f is not None and f.records > 0 and f.size + size > self.max_size:
                 self._close_stream(stream)
