@@ -457,10 +457,10 @@ def test_partial_writes_are_completed(tmp_path, monkeypatch):
     real = os.writev
     calls = []
 
-    def short_writev(fd, bufs):   # the kernel takes at most 1000 bytes per call
+    def short_writev(fd, bufs):   # the kernel takes at most 100 bytes per call
         calls.append(1)
         flat = b"".join(bytes(b) for b in bufs)
-        return real(fd, [flat[:1000]])
+        return real(fd, [flat[:100]])
 
     monkeypatch.setattr(os, "writev", short_writev)
     reports, files = write_all_types(tmp_path, "gzip", "1.1")
