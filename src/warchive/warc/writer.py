@@ -492,17 +492,19 @@ class WarcFile:
         self.records += 1
         return off
 
-    def close(self) -> str:
+    def close(self, fsync: bool = True) -> str:
         """fsync, rename NAME.open to NAME, fsync the directory; the final path."""
         if self.fd < 0:
             return self.path
         try:
-            os.fsync(self.fd)
+            if fsync:
+                os.fsync(self.fd)
         finally:
             os.close(self.fd)
             self.fd = -1
         os.rename(self.open_path, self.path)
-        _fsync_dir(self.directory)
+        if fsync:
+            _fsync_dir(self.directory)
         return self.path
 
 
@@ -585,6 +587,8 @@ class WarcWriter:
     level        compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)
     zstd_dict    a zstd dictionary, stored at the start of each .warc.zst file
     serial       the first serial number (default 0)
+    fsync        fsync each file (and its directory) when it is closed (default True; False
+                 only where durability does not matter, e.g. tests on tmpfs)
 
     Not thread-safe for building, but ``write`` holds a lock, so threads may share a writer.
     """
@@ -594,7 +598,7 @@ class WarcWriter:
                  max_size: int = DEFAULT_MAX_SIZE, warcinfo: Optional[Mapping[str, Any]] = None,
                  host: Optional[str] = None, on_record: Optional[Callable[[Written], Any]] = None,
                  hybrid: Optional[HybridPolicy] = None, level: Optional[int] = None,
-                 zstd_dict: Optional[bytes] = None, serial: int = 0) -> None:
+                 zstd_dict: Optional[bytes] = None, serial: int = 0, fsync: bool = True) -> None:
         self.directory = os.fspath(directory)
         os.makedirs(self.directory, exist_ok=True)
         if "-" in prefix or "/" in prefix or not prefix:
@@ -608,6 +612,7 @@ class WarcWriter:
         self.info: Dict[str, Any] = dict(warcinfo or {})
         self._main = _Stream(_Encoder(compression, level, zstd_dict), serial)
         self._media = _Stream(_Encoder("none", None, None), serial) if hybrid is not None else None
+        self.fsync = fsync
         self.closed_files: List[str] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -647,7 +652,7 @@ class WarcWriter:
     def _close_stream(self, stream: _Stream) -> None:
         if stream.file is not None:
             f, stream.file = stream.file, None
-            self.closed_files.append(f.close())
+            self.closed_files.append(f.close(self.fsync))
 
     def _put(self, stream: _Stream, f: WarcFile, rec: WarcRecord,
              encoded: Optional[Tuple[bytes, List[Any], int]] = None) -> Written:
