@@ -18,7 +18,9 @@ Both write to files in the same temporary directory; the time includes
 building records, digests, compression and writes. warcio never fsyncs;
 warchive fsyncs each file (and its directory) when it closes it, by
 default; the row "nosync" (WarcWriter(fsync=False)) does the same work as
-warcio. The headline ratio is the default level with fsync. The rows run
+warcio. The row "threads" (WarcWriter(threads=1)) deflates large blocks in a
+worker thread while the caller computes their digests. The headline ratio
+is the default level with fsync and no worker thread. The rows run
 interleaved in the order warchive, warcio, warchive..., and each figure is the
 best of ``--repeat`` rounds.
 
@@ -77,11 +79,13 @@ def schedule(messages: List[Message], target: int) -> List[int]:
     return order
 
 
-def run_warchive(messages: List[Message], order: List[int], directory: str, level: int, fsync: bool = True) -> Dict:
+def run_warchive(messages: List[Message], order: List[int], directory: str, level: int, fsync: bool = True,
+                 threads: int = 0) -> Dict:
     from warchive.warc.writer import WarcWriter
 
     t = time.perf_counter()
-    with WarcWriter(directory, "BENCH", compression="gzip", level=level, host="bench", fsync=fsync) as w:
+    with WarcWriter(directory, "BENCH", compression="gzip", level=level, host="bench", fsync=fsync,
+                    threads=threads) as w:
         for i in order:
             uri, date, msg = messages[i]
             w.write_response(uri, msg, date=date)
@@ -166,7 +170,8 @@ def main(argv=None) -> int:
     best: Dict[str, Dict] = {}
     problems: List[str] = []
     for rnd in range(args.repeat):
-        rows = [f"warchive L{lv}" for lv in levels] + [f"warchive L{levels[0]} nosync", "warcio"]
+        rows = [f"warchive L{lv}" for lv in levels] + [f"warchive L{levels[0]} nosync",
+                                                        f"warchive L{levels[0]} threads", "warcio"]
         for row in rows:
             d = tempfile.mkdtemp(prefix="wbench-", dir=args.tmpdir)
             try:
@@ -177,7 +182,8 @@ def main(argv=None) -> int:
                         if n != len(order):
                             problems.append(f"warcio output holds {n} responses, {len(order)} were written")
                 else:
-                    got = run_warchive(messages, order, d, int(row.split("L")[1].split()[0]), "nosync" not in row)
+                    got = run_warchive(messages, order, d, int(row.split("L")[1].split()[0]), "nosync" not in row,
+                                       1 if "threads" in row else 0)
                     if rnd == 0:
                         problems += check_warchive(got["files"], messages, order)
                         if args.check:

@@ -34,10 +34,11 @@ def tool(name: str) -> str:
     return path if os.path.exists(path) else (shutil.which(name) or name)
 
 
-def write_sample(d, compression: str, version: str, chunked: bool):
+def write_sample(d, compression: str, version: str, chunked: bool, threads: int = 0):
     reports = []
     with WarcWriter(d, "PEER", compression=compression, version=version, on_record=reports.append,
-                    warcinfo={"operator": "tests"}) as w:
+                    warcinfo={"operator": "tests"}, threads=threads) as w:
+        w.THREAD_MIN = 0   # with threads=1: every request/response block deflated by the worker
         first, _ = w.write_exchange("http://example.com/", REQ, RESP, ip="192.0.2.7")
         w.write_exchange("http://example.com/form", POST, RESP)
         if chunked:
@@ -53,10 +54,11 @@ def write_sample(d, compression: str, version: str, chunked: bool):
     return reports, w.closed_files[0]
 
 
-@pytest.mark.parametrize("compression", ["gzip", "none"])
+@pytest.mark.parametrize("compression", ["gzip", "none", "gzip-threads"])
 @pytest.mark.parametrize("version", ["1.0", "1.1"])
 def test_warcio_check_passes(tmp_path, compression, version):
-    _, path = write_sample(tmp_path, compression, version, chunked=False)
+    threads = int(compression == "gzip-threads")
+    _, path = write_sample(tmp_path, compression.split("-")[0], version, chunked=False, threads=threads)
     r = subprocess.run([tool("warcio"), "check", "-v", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "failed" not in r.stdout and r.stdout.count("digest pass") >= 10
@@ -82,22 +84,24 @@ def test_warcio_check_disagrees_only_on_chunked_payloads(tmp_path):
                 assert chunked.payload_digest == "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode()
 
 
-@pytest.mark.parametrize("compression", ["gzip", "none", "zstd"])
+@pytest.mark.parametrize("compression", ["gzip", "none", "zstd", "gzip-threads"])
 @pytest.mark.parametrize("version", ["1.0", "1.1"])
 def test_fastwarc_check_passes(tmp_path, compression, version):
-    _, path = write_sample(tmp_path, compression, version, chunked=True)
+    threads = int(compression == "gzip-threads")
+    _, path = write_sample(tmp_path, compression.split("-")[0], version, chunked=True, threads=threads)
     r = subprocess.run([tool("fastwarc"), "check", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "0 failed" in r.stdout + r.stderr or "verified successfully" in r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("compression", ["gzip", "none"])
+@pytest.mark.parametrize("compression", ["gzip", "none", "gzip-threads"])
 @pytest.mark.parametrize("version", ["1.0", "1.1"])
 @pytest.mark.parametrize("opts", [[], ["-p"], ["--records", "all"]])
 def test_cdxj_indexer_equals_our_index_and_reports(tmp_path, compression, version, opts):
     from warchive.index.cdx import written_record_line
 
-    reports, path = write_sample(tmp_path, compression, version, chunked=True)
+    threads = int(compression == "gzip-threads")
+    reports, path = write_sample(tmp_path, compression.split("-")[0], version, chunked=True, threads=threads)
     theirs = subprocess.run([tool("cdxj-indexer"), *opts, path], capture_output=True, check=True).stdout
     ours = subprocess.run([sys.executable, "-m", "warchive", "index", *opts, path], capture_output=True,
                           check=True).stdout

@@ -94,10 +94,14 @@ def write_all_types(d, compression: str, version: str, **kw):
     return reports, w.closed_files
 
 
-@pytest.mark.parametrize("compression", ["gzip", "none", "zstd"])
+@pytest.mark.parametrize("compression", ["gzip", "none", "zstd", "gzip-threads"])
 @pytest.mark.parametrize("version", ["1.0", "1.1"])
-def test_every_record_type_round_trips(tmp_path, compression, version):
-    reports, files = write_all_types(tmp_path, compression, version)
+def test_every_record_type_round_trips(tmp_path, monkeypatch, compression, version):
+    kw = {}
+    if compression == "gzip-threads":   # blocks deflated by the worker, heads in stored blocks
+        monkeypatch.setattr(WarcWriter, "THREAD_MIN", 0)
+        compression, kw = "gzip", {"threads": 1}
+    reports, files = write_all_types(tmp_path, compression, version, **kw)
     assert len(files) == 1
     path = files[0]
     m = NAME_RE.match(os.path.basename(path))
@@ -179,8 +183,10 @@ def test_reported_offsets_are_warcios(tmp_path, compression):
     assert [(r.offset, r.record_id, r.length) for r in reports] == theirs
 
 
-def test_gzip_members_carry_sl(tmp_path):
-    reports, files = write_all_types(tmp_path, "gzip", "1.1")
+@pytest.mark.parametrize("threads", [0, 1])
+def test_gzip_members_carry_sl(tmp_path, monkeypatch, threads):
+    monkeypatch.setattr(WarcWriter, "THREAD_MIN", 0)   # every response/request through the worker
+    reports, files = write_all_types(tmp_path, "gzip", "1.1", threads=threads)
     data = open(files[0], "rb").read()
     for r in reports:
         member = data[r.offset:r.offset + r.length]
@@ -193,6 +199,9 @@ def test_gzip_members_carry_sl(tmp_path):
         inflated = d.decompress(member)
         assert d.eof and d.unused_data == b""
         assert clen == len(member) == r.length and ulen == len(inflated) == r.uncompressed_length
+        if threads and r.type in ("response", "request"):   # the head went in one stored block
+            head_len = inflated.index(b"\r\n\r\n") + 4
+            assert member[24] == 0 and struct.unpack("<HH", member[25:29]) == (head_len, head_len ^ 0xFFFF)
 
 
 @pytest.mark.parametrize("digest", ["sha256", "blake3"])
@@ -287,9 +296,12 @@ chunk_sizes = st.lists(st.integers(min_value=1, max_value=300), min_size=0, max_
        names=st.lists(st.from_regex(r"X-[A-Za-z0-9]{1,12}", fullmatch=True), max_size=4, unique_by=str.lower),
        values=st.lists(st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF, blacklist_characters="\x7f"),
                                max_size=30), min_size=4, max_size=4),
-       compression=st.sampled_from(["gzip", "none", "zstd"]))
+       compression=st.sampled_from(["gzip", "none", "zstd", "gzip-threads"]))
 def test_random_bodies_and_headers(tmp_path_factory, body, sizes, chunked, names, values, compression):
     d = tmp_path_factory.mktemp("h")
+    threads = 0
+    if compression == "gzip-threads":
+        compression, threads = "gzip", 1
     head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
     if chunked:
         pieces, pos = [], 0
@@ -305,7 +317,8 @@ def test_random_bodies_and_headers(tmp_path_factory, body, sizes, chunked, names
     else:
         msg = head + b"Content-Length: %d\r\n\r\n" % len(body) + body
     extra = [(n, v.strip() or "v") for n, v in zip(names, values)]
-    with WarcWriter(d, "H", compression=compression) as w:
+    with WarcWriter(d, "H", compression=compression, threads=threads) as w:
+        w.THREAD_MIN = 0
         r = w.write_response("http://example.com/x", msg, extra=extra)
     recs = warcio_records(w.closed_files[0])
     rtype, rh, http, content = recs[1]

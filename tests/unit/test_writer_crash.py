@@ -29,13 +29,14 @@ def _bodies(rng: random.Random):
         [os.urandom(rng.randrange(200_000, 1_500_000)) for _ in range(2)] + [text[: rng.randrange(500_000, 1_200_000)]]
 
 
-def _child(directory: str, compression: str, fd: int, bodies, seed: int) -> None:
+def _child(directory: str, compression: str, fd: int, bodies, seed: int, threads: int) -> None:
     rng = random.Random(seed)
 
     def report(w) -> None:
         os.write(fd, f"{w.filename} {w.offset} {w.length} {w.type}\n".encode())
 
-    w = WarcWriter(directory, "CRASH", compression=compression, max_size=1_500_000, on_record=report)
+    w = WarcWriter(directory, "CRASH", compression=compression, max_size=1_500_000, on_record=report,
+                   threads=threads)
     i = 0
     while True:
         body = bodies[rng.randrange(len(bodies))]
@@ -57,12 +58,13 @@ def _one_kill(tmp_path, rng: random.Random, bodies, k: int) -> None:
     d = tmp_path / f"k{k}"
     d.mkdir()
     compression = rng.choice(["gzip", "gzip", "none", "zstd"])
+    threads = rng.choice([0, 1])
     r, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child never returns into pytest
         try:
             os.close(r)
-            _child(str(d), compression, wfd, bodies, rng.randrange(1 << 30))
+            _child(str(d), compression, wfd, bodies, rng.randrange(1 << 30), threads)
         finally:
             os._exit(0)
     os.close(wfd)

@@ -336,6 +336,31 @@ def _gzip_member(data: Any, level: int) -> List[bytes]:
     return [header, deflated, trailer]
 
 
+def _deflate_tail(block: Any, level: int) -> Tuple[bytes, bytes]:
+    """(block + CRLF CRLF, its final raw deflate stream): the part of a gzip member that can be
+    compressed before the record's head (with its digests) exists. Runs in the writer's worker
+    thread (ISA-L releases the GIL while it compresses)."""
+    tail = bytes(block) + CRLF2
+    return tail, igzip_lib.compress(tail, level, igzip_lib.COMP_DEFLATE)
+
+
+def _split_member(head: bytes, tail: Tuple[bytes, bytes]) -> Optional[List[bytes]]:
+    """A gzip member whose deflate stream is the head in one stored (uncompressed) block followed
+    by the separately compressed tail: one valid deflate stream, since a stored block ends on a
+    byte boundary and the tail's first block starts on one. None when it cannot be made so."""
+    raw, deflated = tail
+    if len(head) > 65535:
+        return None
+    stored = b"\x00" + struct.pack("<HH", len(head), len(head) ^ 0xFFFF) + head
+    ulen = len(head) + len(raw)
+    clen = 24 + len(stored) + len(deflated) + 8
+    if clen > _SL_MAX or ulen > _SL_MAX:
+        return None
+    crc = isal_zlib.crc32(raw, isal_zlib.crc32(head)) & 0xFFFFFFFF
+    header = b"\x1f\x8b\x08\x04\x00\x00\x00\x00\x00\xff\x0c\x00sl\x08\x00" + struct.pack("<II", clen, ulen)
+    return [header + stored, deflated, struct.pack("<II", crc, ulen)]
+
+
 class _Encoder:
     """Turns an uncompressed record into the pieces that are written (one unit per record)."""
 
@@ -589,16 +614,23 @@ class WarcWriter:
     serial       the first serial number (default 0)
     fsync        fsync each file (and its directory) when it is closed (default True; False
                  only where durability does not matter, e.g. tests on tmpfs)
+    threads      worker threads that deflate response/request blocks of at least THREAD_MIN
+                 bytes while the caller's thread computes their digests (gzip only; default
+                 0). The member then holds the WARC head in a stored deflate block. It pays
+                 only where a core is idle (bench/writer_compare.py has both rows).
 
     Not thread-safe for building, but ``write`` holds a lock, so threads may share a writer.
     """
+
+    THREAD_MIN = 32 * 1024   # smaller blocks are compressed in the caller's thread (a hand-off costs more)
 
     def __init__(self, directory: Union[str, "os.PathLike[str]"], prefix: str = "WARCHIVE", *,
                  compression: str = "gzip", version: str = WARC_1_1, digest: str = "sha1",
                  max_size: int = DEFAULT_MAX_SIZE, warcinfo: Optional[Mapping[str, Any]] = None,
                  host: Optional[str] = None, on_record: Optional[Callable[[Written], Any]] = None,
                  hybrid: Optional[HybridPolicy] = None, level: Optional[int] = None,
-                 zstd_dict: Optional[bytes] = None, serial: int = 0, fsync: bool = True) -> None:
+                 zstd_dict: Optional[bytes] = None, serial: int = 0, fsync: bool = True,
+                 threads: int = 0) -> None:
         self.directory = os.fspath(directory)
         os.makedirs(self.directory, exist_ok=True)
         if "-" in prefix or "/" in prefix or not prefix:
@@ -613,6 +645,11 @@ class WarcWriter:
         self._main = _Stream(_Encoder(compression, level, zstd_dict), serial)
         self._media = _Stream(_Encoder("none", None, None), serial) if hybrid is not None else None
         self.fsync = fsync
+        self._pool: Optional[Any] = None
+        if threads > 0 and compression == "gzip":
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="warc-deflate")
         self.closed_files: List[str] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -655,23 +692,31 @@ class WarcWriter:
             self.closed_files.append(f.close(self.fsync))
 
     def _put(self, stream: _Stream, f: WarcFile, rec: WarcRecord,
-             encoded: Optional[Tuple[bytes, List[Any], int]] = None) -> Written:
-        data, pieces, length = encoded if encoded is not None else self._encode(stream, rec)
+             encoded: Optional[Tuple[int, List[Any], int]] = None) -> Written:
+        ulen, pieces, length = encoded if encoded is not None else self._encode(stream, rec)
         off = f.write(pieces)
         w = Written(f.name, f.path, off, length, rec.type, Headers(f"WARC/{rec.version}", "", rec.fields),
-                    rec.http, len(data))
+                    rec.http, ulen)
         if self.on_record is not None:
             self.on_record(w)
         return w
 
     @staticmethod
-    def _encode(stream: _Stream, rec: WarcRecord) -> Tuple[bytes, List[Any], int]:
+    def _encode(stream: _Stream, rec: WarcRecord, tail: Optional[Any] = None) -> Tuple[int, List[Any], int]:
+        """(uncompressed length, pieces to write, reported length) of a record; ``tail`` is a
+        future of _deflate_tail(rec.block) when the worker thread compressed the block already."""
+        if tail is not None and stream.encoder.compression == "gzip":
+            head = rec.head_bytes()
+            raw, deflated = tail.result()
+            pieces = _split_member(head, (raw, deflated))
+            if pieces is not None:
+                return len(head) + len(raw), pieces, len(pieces[0]) + len(pieces[1]) + 8
         data = rec.to_bytes()
         pieces, length = stream.encoder.encode(data)
-        return data, pieces, length
+        return len(data), pieces, length
 
     # -- writing
-    def write(self, record: WarcRecord) -> Written:
+    def write(self, record: WarcRecord, _tail: Optional[Any] = None) -> Written:
         """Write one record (built by ``self.builder``) in one write; where it went."""
         if record.version != self.builder.version:
             raise ArchiveError(f"a WARC/{record.version} record in a WARC/{self.builder.version} writer")
@@ -680,7 +725,7 @@ class WarcWriter:
                 raise ArchiveError("the writer is closed")
             stream = self._media if (self._media is not None and self.hybrid is not None
                                      and self.hybrid.is_media(record)) else self._main
-            encoded = self._encode(stream, record)
+            encoded = self._encode(stream, record, _tail)
             size = encoded[2] + (4 if stream.encoder.compression == "none" else 0)
             f = stream.file
             if f is not None and f.records > 0 and f.size + size > self.max_size:
@@ -690,11 +735,21 @@ class WarcWriter:
                 f = self._open(stream)
             return self._put(stream, f, record, encoded)
 
+    def _prefetch(self, message: Any) -> Optional[Any]:
+        """Start compressing a block in the worker thread while this one computes its digests."""
+        if self._pool is None or len(message) < self.THREAD_MIN:
+            return None
+        return self._pool.submit(_deflate_tail, message, self._main.encoder.level)
+
     def write_response(self, uri: str, message: Body, **kw: Any) -> Written:
-        return self.write(self.builder.response(uri, message, **kw))
+        message = _bytes_of(message)
+        tail = self._prefetch(message)
+        return self.write(self.builder.response(uri, message, **kw), tail)
 
     def write_request(self, uri: str, message: Body, **kw: Any) -> Written:
-        return self.write(self.builder.request(uri, message, **kw))
+        message = _bytes_of(message)
+        tail = self._prefetch(message)
+        return self.write(self.builder.request(uri, message, **kw), tail)
 
     def write_exchange(self, uri: str, request: Body, response: Body, *, date: DateLike = None,
                        ip: Optional[str] = None, response_extra: Optional[Sequence[Tuple[str, str]]] = None,
@@ -703,11 +758,13 @@ class WarcWriter:
         (same WARC-Date). Returns (response, request)."""
         when = warc_date(date, self.builder.version)
         resp_id, req_id = new_record_id(), new_record_id()
+        response, request = _bytes_of(response), _bytes_of(request)
+        tail, req_tail = self._prefetch(response), self._prefetch(request)
         resp = self.builder.response(uri, response, date=when, ip=ip, record_id=resp_id, concurrent_to=req_id,
                                      extra=response_extra)
         req = self.builder.request(uri, request, date=when, ip=ip, record_id=req_id, concurrent_to=resp_id,
                                    extra=request_extra)
-        return self.write(resp), self.write(req)
+        return self.write(resp, tail), self.write(req, req_tail)
 
     def write_revisit(self, uri: str, http_message: Optional[Body], **kw: Any) -> Written:
         return self.write(self.builder.revisit(uri, http_message, **kw))
@@ -739,6 +796,8 @@ class WarcWriter:
         if not self._closed:
             self.roll_over()
             self._closed = True
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
         return list(self.closed_files)
 
     def __enter__(self) -> "WarcWriter":
