@@ -34,15 +34,58 @@ def new_hasher(algorithm: str) -> Any:
     raise ValueError(f"unknown digest algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
 
 
+_B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+_PAIRS = [a + b for a in _B32 for b in _B32]      # 10 bits -> 2 characters
+_SHIFTS80 = tuple(range(70, -1, -10))
+
+
+def b32(raw: bytes) -> str:
+    """base64.b32encode(raw).decode(); a few times faster for 20 and 40 bytes (two per record)."""
+    n = len(raw)
+    if n == 20:  # sha1, the default: unrolled
+        T = _PAIRS
+        a = int.from_bytes(raw[:10], "big")
+        b = int.from_bytes(raw[10:], "big")
+        return "".join((T[a >> 70], T[(a >> 60) & 1023], T[(a >> 50) & 1023], T[(a >> 40) & 1023],
+                        T[(a >> 30) & 1023], T[(a >> 20) & 1023], T[(a >> 10) & 1023], T[a & 1023],
+                        T[b >> 70], T[(b >> 60) & 1023], T[(b >> 50) & 1023], T[(b >> 40) & 1023],
+                        T[(b >> 30) & 1023], T[(b >> 20) & 1023], T[(b >> 10) & 1023], T[b & 1023]))
+    if n % 10 == 0 and n:
+        T = _PAIRS
+        parts = []
+        for i in range(0, n, 10):
+            v = int.from_bytes(raw[i : i + 10], "big")
+            parts.append("".join([T[(v >> s) & 1023] for s in _SHIFTS80]))
+        return "".join(parts)
+    return base64.b32encode(raw).decode("ascii")
+
+
 def label(algorithm: str, raw: bytes) -> str:
-    return algorithm + ":" + base64.b32encode(raw).decode("ascii")
+    return algorithm + ":" + b32(raw)
+
+
+def _constructor(algorithm: str) -> Any:
+    if algorithm == "sha1":
+        return hashlib.sha1
+    if algorithm == "sha256":
+        return hashlib.sha256
+    if algorithm == "blake3":
+        import blake3
+
+        return blake3.blake3
+    raise ValueError(f"unknown digest algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
 
 
 def digest_of(algorithm: str, pieces: Iterable[Any]) -> str:
-    h = new_hasher(algorithm)
+    h = _constructor(algorithm)()
     for p in pieces:
         h.update(p)
     return label(algorithm, h.digest())
+
+
+def digest_one(algorithm: str, data: Any) -> str:
+    """digest_of(algorithm, (data,)) in one call."""
+    return algorithm + ":" + b32(_constructor(algorithm)(data).digest())
 
 
 def parse_label(value: str) -> Optional[Tuple[str, bytes]]:

@@ -48,7 +48,7 @@ from isal import igzip_lib, isal_zlib
 
 from .. import __version__
 from ..errors import ArchiveError, WriteError
-from .digest import ALGORITHMS, dechunk, digest_of, new_hasher, label
+from .digest import ALGORITHMS, dechunk, digest_of, digest_one, new_hasher, label
 from .headers import Headers, http_head, parse_head
 
 Body = Union[bytes, bytearray, memoryview, BinaryIO]
@@ -190,7 +190,7 @@ class RecordBuilder:
             fields.append((_check_value("name", k), _check_value(k, str(v))))
         if content_type:
             fields.append(("Content-Type", _check_value("Content-Type", content_type)))
-        fields.append(("WARC-Block-Digest", digest_of(self.digest, (block,))))
+        fields.append(("WARC-Block-Digest", digest_one(self.digest, block)))
         if payload_digest:
             fields.append(("WARC-Payload-Digest", payload_digest))
         fields.append(("Content-Length", str(len(block))))
@@ -199,12 +199,14 @@ class RecordBuilder:
     def payload_digest_of(self, message: Any, http_length: int, http: Optional[Headers]) -> str:
         """Digest of the transfer-decoded entity body of an HTTP message (chunk framing removed)."""
         body = memoryview(message)[http_length:]
-        te = http.get("Transfer-Encoding") if http is not None else None
+        te = None
+        if http is not None and b"chunked" in bytes(memoryview(message)[:http_length]).lower():
+            te = http.get("Transfer-Encoding")
         if te is not None and "chunked" in te.lower():
             pieces = dechunk(body)
             if pieces is not None:
                 return digest_of(self.digest, pieces)
-        return digest_of(self.digest, (body,))
+        return digest_one(self.digest, body)
 
     # -- the record types
     def warcinfo(self, info: Mapping[str, Any], filename: Optional[str] = None, *,
@@ -250,7 +252,7 @@ class RecordBuilder:
             if not content_type:
                 raise ArchiveError(f"a {rtype} record for {uri!r} (not http) needs a content_type")
             return self._record(rtype, uri, block, content_type, date=date, record_id=record_id, links=links,
-                                extra=extra, payload_digest=digest_of(self.digest, (block,)))
+                                extra=extra, payload_digest=digest_one(self.digest, block))
         n, http = split_http(block)
         return self._record(rtype, uri, block, http_type, date=date, record_id=record_id, links=links,
                             extra=extra, payload_digest=self.payload_digest_of(block, n, http),
@@ -317,7 +319,7 @@ class RecordBuilder:
         links = [("WARC-Concurrent-To", concurrent_to or ""), ("WARC-Refers-To", refers_to or "")]
         # the payload of a non-HTTP block is the block: labelled so that indexes need not hash it again
         return self._record(rtype, uri, block, content_type, date=date, record_id=record_id, links=links,
-                            extra=extra, payload_digest=digest_of(self.digest, (block,)))
+                            extra=extra, payload_digest=digest_one(self.digest, block))
 
 
 # --------------------------------------------------------------------------- encodings
