@@ -481,3 +481,25 @@ def test_partial_writes_are_completed(tmp_path, monkeypatch):
     assert len(calls) > len(reports)
     assert [r[0] for r in warcio_records(files[0])][:3] == ["warcinfo", "response", "request"]
     assert check_file(files[0]).ok
+
+
+def test_a_failed_write_is_cut_off(tmp_path, monkeypatch):
+    real = os.writev
+    w = WarcWriter(tmp_path, "TEST", compression="none")
+    ok = w.write_response("http://example.com/1", RESP)
+
+    def failing(fd, bufs):   # half the record goes out, then the disk is full
+        flat = b"".join(bytes(b) for b in bufs)
+        real(fd, [flat[: len(flat) // 2]])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "writev", failing)
+    with pytest.raises(ArchiveError) as e:
+        w.write_response("http://example.com/2", RESP)
+    assert "No space left" in str(e.value) and ok.filename in str(e.value)
+    monkeypatch.setattr(os, "writev", real)
+    w.write_response("http://example.com/3", RESP)
+    files = w.close()
+    recs = warcio_records(files[0])
+    assert [dict(r[1]).get("WARC-Target-URI") for r in recs] == [None, "http://example.com/1", "http://example.com/3"]
+    assert check_file(files[0]).ok

@@ -509,13 +509,23 @@ class WarcFile:
                              "remove the stale .open file (warchive recover) or choose another prefix") from e
         self.size = 0
         self.records = 0
+        self.broken = False
         if preamble:
             self.size += _write_all(self.fd, [preamble], self.open_path, 0)
 
     def write(self, pieces: List[Any]) -> int:
-        """Append one encoded record; its offset."""
+        """Append one encoded record; its offset. A failed write is cut off again, so the file
+        stays whole; if even that fails, the file is left as NAME.open when closed."""
         off = self.size
-        self.size += _write_all(self.fd, pieces, self.open_path, off)
+        try:
+            self.size += _write_all(self.fd, pieces, self.open_path, off)
+        except WriteError:
+            try:
+                os.ftruncate(self.fd, off)
+                os.lseek(self.fd, off, os.SEEK_SET)
+            except OSError:
+                self.broken = True
+            raise
         self.records += 1
         return off
 
@@ -529,6 +539,8 @@ class WarcFile:
         finally:
             os.close(self.fd)
             self.fd = -1
+        if self.broken:  # a torn record could not be cut off: never make it look complete
+            return self.open_path
         os.rename(self.open_path, self.path)
         if fsync:
             _fsync_dir(self.directory)
