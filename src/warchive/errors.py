@@ -71,10 +71,6 @@ class WriteError(ArchiveError):
         return (type(self), (self.path, self.offset, self.problem, self.remedy))
 
 
-class DigestMismatchError(CorruptRecordError):
-    """A record's WARC-Block-Digest or WARC-Payload-Digest does not match its bytes."""
-
-
 class UrlError(ArchiveError, ValueError):
     """A URL cannot be canonicalized."""
 
