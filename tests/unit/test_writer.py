@@ -503,3 +503,27 @@ def test_a_failed_write_is_cut_off(tmp_path, monkeypatch):
     recs = warcio_records(files[0])
     assert [dict(r[1]).get("WARC-Target-URI") for r in recs] == [None, "http://example.com/1", "http://example.com/3"]
     assert check_file(files[0]).ok
+
+
+def test_zstd_with_a_dictionary(tmp_path):
+    samples = [b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nServer: test\r\n\r\n<html><body>page %d %s</body></html>"
+               % (i, b"lorem ipsum " * (i % 7)) for i in range(400)]
+    dictionary = zstandard.train_dictionary(4096, samples).as_bytes()
+    reports = []
+    with WarcWriter(tmp_path, "TEST", compression="zstd", zstd_dict=dictionary, on_record=reports.append) as w:
+        for i, msg in enumerate(samples[:50]):
+            w.write_response(f"http://example.com/{i}", msg)
+    path = w.closed_files[0]
+    data = open(path, "rb").read()
+    magic, size = struct.unpack("<II", data[:8])
+    assert magic == 0x184D2A5D and reports[0].offset == 8 + size            # the dictionary comes first
+    assert zstandard.ZstdDecompressor().decompress(data[8:8 + size]) == dictionary
+    d = zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(dictionary))
+    for r, msg in zip(reports[1:], samples):
+        rec = d.decompressobj().decompress(data[r.offset:r.offset + r.length])
+        assert rec.endswith(msg + b"\r\n\r\n")
+    recs = warcio_records(path)
+    assert [r[3] for r in recs[1:]] == [m.split(b"\r\n\r\n", 1)[1] for m in samples[:50]]
+    assert check_file(path).ok
+    with pytest.raises(ArchiveError):
+        WarcWriter(tmp_path, "X", compression="gzip", zstd_dict=dictionary)
