@@ -135,6 +135,7 @@ def _writer_parsers(sub) -> None:
     rv = sub.add_parser("recover", help="truncate an .open WARC after its last whole record and rename it")
     rv.add_argument("inputs", nargs="+", metavar="FILE.open")
     rv.add_argument("-n", "--dry-run", action="store_true", help="only say what would be cut")
+    rv.add_argument("-o", "--output", help="name of the recovered file (one input; default: the name without .open)")
 
 
 def cmd_sort(args: argparse.Namespace) -> int:
@@ -339,8 +340,10 @@ def cmd_recompress(args: argparse.Namespace) -> int:
 def cmd_recover(args: argparse.Namespace) -> int:
     from .warc.check import recover
 
+    if args.output and len(args.inputs) != 1:
+        raise ArchiveError("--output names the result of one input file")
     for path in args.inputs:
-        r = recover(path, dry_run=args.dry_run)
+        r = recover(path, output=args.output, dry_run=args.dry_run)
         verb = "would keep" if args.dry_run else "kept"
         print(f"{r.path}: {verb} {r.records} records ({r.size} bytes), cut {r.cut} bytes")
     return 0

@@ -144,7 +144,10 @@ def check_file(path: str, on_record: Optional[Callable[[Record], Any]] = None) -
                 if on_record is not None:
                     on_record(rec)
     except CorruptRecordError as e:
-        result.problems.append(Finding(path, e.offset, e.problem + (f" ({e.remedy})" if e.remedy else "")))
+        remedy = e.remedy
+        if path.endswith(".open"):
+            remedy = "an unfinished file of a writer that was stopped: warchive recover cuts it after its last whole record"
+        result.problems.append(Finding(path, e.offset, e.problem + (f" ({remedy})" if remedy else "")))
     except OSError as e:
         result.problems.append(Finding(path, None, f"cannot read: {e.strerror or e}"))
     return result
