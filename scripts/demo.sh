@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# Set up warchive and index the bundled sample collection (samples/) into samples.cdxj.
+# Set up warchive, index the bundled sample collection (samples/) into samples.cdxj,
+# put it in a collection (collections/samples: archive/ + an index segment) and look a URL up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/warchive index samples/ -o samples.cdxj
+W=.venv/bin/warchive
+$W index samples/ -o samples.cdxj
 echo "[demo] samples.cdxj: $(wc -l < samples.cdxj) capture lines from $(find samples -name '*.warc.gz' | wc -l) WARC files; the first three:"
 head -n 3 samples.cdxj
+rm -rf collections/samples
+$W add collections/samples samples/docs-python/*.warc.gz
+URL=http://docs.python.org/3.11/index.html
+echo "[demo] warchive lookup $URL collections/samples   (a capture and a later revisit of it):"
+$W lookup "$URL" collections/samples
+echo "[demo] warchive cdx collections/samples --url 'docs.python.org/3.11/*' --output json --limit 3 --fl url,timestamp,status,mime:"
+$W cdx collections/samples --url 'docs.python.org/3.11/*' --output json --limit 3 --fl url,timestamp,status,mime
+echo "[demo] warchive load $URL 20261129183047 collections/samples   (the revisit, resolved to the original's payload; first lines):"
+$W load "$URL" 20261129183047 collections/samples > collections/samples.load.txt
+head -n 8 collections/samples.load.txt
+echo "[demo] serve the CDX API: $W serve --root collections   then   curl 'http://127.0.0.1:8080/samples/cdx?url=$URL'"
