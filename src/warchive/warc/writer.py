@@ -24,7 +24,9 @@ Encodings (docs/format.md, "Writing WARC files"):
 
   gzip   one member per record, deflate by ISA-L (igzip), FEXTRA with
          Wget's ``sl`` subfield: ``'s' 'l' 8 0 CLEN(le32) ULEN(le32)``,
-         CLEN the whole member's size, ULEN the record's size
+         CLEN the whole member's size, ULEN the record's size (with
+         threads=1, large request/response members hold the WARC head in a
+         stored deflate block, then the block deflated by a worker thread)
   zstd   one Zstandard frame per record (IIPC "Zstandard Compression for
          WARC Files 1.0"), an optional dictionary first in a skippable
          frame (magic 0x184D2A5D), itself zstd-compressed
