@@ -73,6 +73,7 @@ PROFILES = {
     "server-not-modified": "http://netpreserve.org/warc/{v}/revisit/server-not-modified",
 }
 CRLF2 = b"\r\n\r\n"
+WRITEBACK_EVERY = 32 << 20   # with fsync on close: start the kernel's writeback every 32 MiB written
 _SL_MAX = 0xFFFFFFFF
 
 
@@ -512,6 +513,8 @@ class WarcFile:
         self.size = 0
         self.records = 0
         self.broken = False
+        self.writeback = False  # set by the writer when it fsyncs on close
+        self._clean = 0
         if preamble:
             self.size += _write_all(self.fd, [preamble], self.open_path, 0)
 
@@ -521,6 +524,8 @@ class WarcFile:
         off = self.size
         try:
             self.size += _write_all(self.fd, pieces, self.open_path, off)
+            if self.writeback and self.size - self._clean >= WRITEBACK_EVERY:
+                self._start_writeback()
         except WriteError:
             try:
                 os.ftruncate(self.fd, off)
@@ -530,6 +535,16 @@ class WarcFile:
             raise
         self.records += 1
         return off
+
+    def _start_writeback(self) -> None:
+        """Have the kernel start writing what was written so far (POSIX_FADV_DONTNEED starts the
+        writeback of dirty pages without waiting, as sync_file_range would), so the fsync at
+        close waits for the tail only; the file's pages then leave the page cache."""
+        try:
+            os.posix_fadvise(self.fd, self._clean, self.size - self._clean, os.POSIX_FADV_DONTNEED)
+        except (AttributeError, OSError):
+            self.writeback = False
+        self._clean = self.size
 
     def close(self, fsync: bool = True) -> str:
         """fsync, rename NAME.open to NAME, fsync the directory; the final path."""
@@ -630,6 +645,8 @@ class WarcWriter:
     serial       the first serial number (default 0)
     fsync        fsync each file (and its directory) when it is closed (default True; False
                  only where durability does not matter, e.g. tests on tmpfs)
+    writeback    with fsync: start the kernel's writeback every 32 MiB (posix_fadvise
+                 DONTNEED), so that close waits for the tail only (default True)
     threads      worker threads that deflate response/request blocks of at least THREAD_MIN
                  bytes while the caller's thread computes their digests (gzip only; default
                  0). The member then holds the WARC head in a stored deflate block. It pays
@@ -646,7 +663,7 @@ class WarcWriter:
                  host: Optional[str] = None, on_record: Optional[Callable[[Written], Any]] = None,
                  hybrid: Optional[HybridPolicy] = None, level: Optional[int] = None,
                  zstd_dict: Optional[bytes] = None, serial: int = 0, fsync: bool = True,
-                 threads: int = 0) -> None:
+                 threads: int = 0, writeback: bool = True) -> None:
         self.directory = os.fspath(directory)
         os.makedirs(self.directory, exist_ok=True)
         if "-" in prefix or "/" in prefix or not prefix:
@@ -661,6 +678,7 @@ class WarcWriter:
         self._main = _Stream(_Encoder(compression, level, zstd_dict), serial)
         self._media = _Stream(_Encoder("none", None, None), serial) if hybrid is not None else None
         self.fsync = fsync
+        self.writeback = writeback
         self._pool: Optional[Any] = None
         if threads > 0 and compression == "gzip":
             from concurrent.futures import ThreadPoolExecutor
@@ -696,6 +714,7 @@ class WarcWriter:
                     not os.path.exists(os.path.join(self.directory, name + ".open")):
                 break
         f = WarcFile(self.directory, name, stream.encoder.preamble)
+        f.writeback = self.fsync and self.writeback
         stream.file = f
         rec = self.builder.warcinfo(self.warcinfo_fields(), filename=name)
         self._put(stream, f, rec)
