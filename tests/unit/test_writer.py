@@ -527,3 +527,22 @@ def test_zstd_with_a_dictionary(tmp_path):
     assert check_file(path).ok
     with pytest.raises(ArchiveError):
         WarcWriter(tmp_path, "X", compression="gzip", zstd_dict=dictionary)
+
+
+def test_writeback_is_started_as_the_file_grows(tmp_path, monkeypatch):
+    import warchive.warc.writer as writer_mod
+
+    calls = []
+    real = os.posix_fadvise
+    monkeypatch.setattr(writer_mod, "WRITEBACK_EVERY", 2000)
+    monkeypatch.setattr(os, "posix_fadvise", lambda fd, off, n, advice: (calls.append((off, n)), real(fd, off, n, advice)))
+    body = os.urandom(3000)
+    with WarcWriter(tmp_path, "TEST", compression="none") as w:
+        for i in range(5):
+            w.write_response(f"http://example.com/{i}", RESP[:-11] + body)
+    assert len(calls) >= 4 and all(a + n == b for (a, n), (b, _) in zip(calls, calls[1:]))   # contiguous ranges
+    assert [r[0] for r in warcio_records(w.closed_files[0])] == ["warcinfo"] + ["response"] * 5
+    calls.clear()
+    with WarcWriter(tmp_path / "nosync", "TEST", compression="none", fsync=False) as w:
+        w.write_response("http://example.com/", RESP[:-11] + body)
+    assert calls == []
