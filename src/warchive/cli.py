@@ -14,6 +14,9 @@
     warchive record-index WARC_OR_DIR... -o FILE.rix     record ids and digests -> records
     warchive serve [--root DIR] [--port N]               the CDX API over HTTP
     warchive session show|failed|skipped|stats FILE [URL]  what a crawl session's journal says
+    warchive check WARC... [-v]           verify digests and structure of every record
+    warchive recompress IN OUT [--zstd]   one gzip member (or zstd frame) per record, atomically
+    warchive recover FILE.open... [-n]    cut a killed writer's file after its last whole record
     warchive --version
 
 Errors in archives are reported as one line naming the file and the byte
@@ -114,6 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=8080)
     _session_parsers(sub)
+    _writer_parsers(sub)
     return p
 
 
@@ -134,6 +138,25 @@ def _session_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]")
             a.add_argument("--json", action="store_true", help="the counts as one JSON object")
         a.add_argument("--skip-errors", action="store_true",
                        help="skip damaged lines in the middle of the journal (with a warning) instead of stopping")
+
+
+def _writer_parsers(sub) -> None:
+    ck = sub.add_parser("check", help="verify every record's digests and structure (exit 1 on a problem)",
+                        description="Inflate every member, check CRCs, WARC-Block-Digest over the block and "
+                                    "WARC-Payload-Digest over the de-chunked payload.")
+    ck.add_argument("inputs", nargs="+", metavar="WARC")
+    ck.add_argument("-v", "--verbose", action="store_true", help="print warnings and a line per file")
+
+    rc = sub.add_parser("recompress", help="rewrite a WARC with one gzip member per record (as warcio recompress)")
+    rc.add_argument("input", metavar="IN")
+    rc.add_argument("output", metavar="OUT")
+    rc.add_argument("--zstd", action="store_true", help="write .warc.zst frames instead of gzip members")
+    rc.add_argument("--level", type=int, help="compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)")
+
+    rv = sub.add_parser("recover", help="truncate an .open WARC after its last whole record and rename it")
+    rv.add_argument("inputs", nargs="+", metavar="FILE.open")
+    rv.add_argument("-n", "--dry-run", action="store_true", help="only say what would be cut")
+    rv.add_argument("-o", "--output", help="name of the recovered file (one input; default: the name without .open)")
 
 
 def cmd_sort(args: argparse.Namespace) -> int:
@@ -355,10 +378,48 @@ def _session(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from .warc.check import check_file
+
+    status = 0
+    for path in args.inputs:
+        res = check_file(path)
+        for f in res.problems:
+            print(f"warchive: check: {f}", file=sys.stderr)
+        if args.verbose:
+            for f in res.warnings:
+                print(f"warchive: warning: {f}", file=sys.stderr)
+            print(f"{path}: {res.records} records, {len(res.problems)} problems, {len(res.warnings)} warnings")
+        if res.problems:
+            status = 1
+    return status
+
+
+def cmd_recompress(args: argparse.Namespace) -> int:
+    from .warc.recompress import recompress
+
+    n = recompress(args.input, args.output, "zstd" if args.zstd else "gzip", args.level)
+    print(f"{n} records recompressed into {args.output}")
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    from .warc.check import recover
+
+    if args.output and len(args.inputs) != 1:
+        raise ArchiveError("--output names the result of one input file")
+    for path in args.inputs:
+        r = recover(path, output=args.output, dry_run=args.dry_run)
+        verb = "would keep" if args.dry_run else "kept"
+        print(f"{r.path}: {verb} {r.records} records ({r.size} bytes), cut {r.cut} bytes")
+    return 0
+
+
 COMMANDS = {"sort": cmd_sort, "merge": cmd_merge, "build": cmd_build, "zipnum": cmd_zipnum,
             "lookup": cmd_lookup, "serve": cmd_serve, "load": cmd_load, "record-index": cmd_record_index,
             "add": cmd_add, "compact": cmd_compact}
 COMMANDS["session"] = cmd_session
+COMMANDS.update({"check": cmd_check, "recompress": cmd_recompress, "recover": cmd_recover})
 
 
 def main(argv: Optional[List[str]] = None) -> int:
