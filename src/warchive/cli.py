@@ -13,6 +13,7 @@
     warchive load URL TIMESTAMP [SOURCE...] | --cdx LINE  a capture, revisits resolved
     warchive record-index WARC_OR_DIR... -o FILE.rix     record ids and digests -> records
     warchive serve [--root DIR] [--port N]               the CDX API over HTTP
+    warchive dedup-index build|add|lookup|stats DIR ...  the digest index of writer-side dedup
     warchive --version
 
 Errors in archives are reported as one line naming the file and the byte
@@ -22,6 +23,7 @@ offset (exit status 1); nothing half-written is left behind.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import List, Optional
 
@@ -112,7 +114,28 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--root", default="collections", help="directory of collections (default ./collections)")
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=8080)
+    _dedup_index_parser(sub)
     return p
+
+
+def _dedup_index_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    di = sub.add_parser("dedup-index", help="build, extend and query the digest index of writer-side dedup",
+                        description="The URL-agnostic payload digest index (docs/format.md, "
+                                    "'Dedup digest index'): digest -> original URI, date, record id.")
+    ds = di.add_subparsers(dest="dedup_command", metavar="ACTION")
+    for name, what in (("build", "a new index from CDX(J) files and WARCs (replaces what DIR held)"),
+                       ("add", "add the originals of CDX(J) files and WARCs to the index")):
+        a = ds.add_parser(name, help=what, description=what)
+        a.add_argument("dir", metavar="DIR")
+        a.add_argument("sources", nargs="+", metavar="CDX_OR_WARC",
+                       help=".cdx/.cdxj (.gz) files; WARC files or directories of them")
+        a.add_argument("--skip-errors", action="store_true", help="count unreadable lines and WARCs, go on")
+    lk = ds.add_parser("lookup", help="the original of each payload digest (JSON lines; exit 1 if one is missing)")
+    lk.add_argument("dir", metavar="DIR")
+    lk.add_argument("digests", nargs="+", metavar="DIGEST", help="sha1:BASE32 (or sha256:, blake3:, hex)")
+    st = ds.add_parser("stats", help="entries, generation, file size; --verify checks every byte")
+    st.add_argument("dir", metavar="DIR")
+    st.add_argument("--verify", action="store_true", help="check the checksums and the key order too")
 
 
 def cmd_sort(args: argparse.Namespace) -> int:
@@ -261,6 +284,47 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dedup_index(args: argparse.Namespace) -> int:
+    import json
+
+    from .capture.dedup import DigestIndex, rebuild_index, seed
+
+    if args.dedup_command is None:
+        raise SystemExit("warchive dedup-index: give build, add, lookup or stats")
+    if args.dedup_command in ("build", "add"):
+        if args.dedup_command == "build":
+            path, stats = rebuild_index(args.dir, args.sources, skip_errors=args.skip_errors)
+        else:
+            with DigestIndex(args.dir) as ix:
+                stats = seed(ix, args.sources, skip_errors=args.skip_errors)
+                path = ix.flush() or "nothing new"
+        ignored = ", ".join(f"{v} {k}" for k, v in sorted(stats.ignored.items())) or "none"
+        print(f"{path}: {stats.read} read, {stats.added} added, {stats.known} already known; ignored: {ignored}",
+              file=sys.stderr)
+        return 0
+    if not os.path.isdir(args.dir):
+        raise SystemExit(f"warchive dedup-index: {args.dir}: no such directory")
+    verify = args.dedup_command == "stats" and args.verify
+    ix = DigestIndex(args.dir, verify=verify, create=False)
+    try:
+        if args.dedup_command == "stats":
+            st = ix.stats()
+            print(f"generation {st.generation}\nentries {st.entries}\nfile {st.file or '-'}\n"
+                  f"file bytes {st.file_bytes}\nheap bytes {st.heap_bytes}")
+            for name, n in sorted(st.algorithms.items()):
+                print(f"{name} {n}")
+            return 0
+        missing = 0
+        for d in args.digests:
+            o = ix.get(d)
+            missing += o is None
+            print(json.dumps({"digest": d, "original": None if o is None else
+                              {"uri": o.uri, "date": o.date, "record_id": o.record_id}}))
+        return 1 if missing else 0
+    finally:
+        ix.close()
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     from .index.build import AtomicOutput, index_paths
     from .index.cdx import IndexOptions
@@ -292,6 +356,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 COMMANDS = {"sort": cmd_sort, "merge": cmd_merge, "build": cmd_build, "zipnum": cmd_zipnum,
             "lookup": cmd_lookup, "serve": cmd_serve, "load": cmd_load, "record-index": cmd_record_index,
             "add": cmd_add, "compact": cmd_compact}
+COMMANDS["dedup-index"] = cmd_dedup_index
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -1,0 +1,1 @@
+"""Capture: fetching politely and writing what was fetched (frontier, dedup, session database)."""
