@@ -262,6 +262,9 @@ class _Generation:
                                                    "(damaged: rebuild with `warchive dedup-index build`)")
         if n == 0:
             return
+        _, t, w, _, _, _ = _layout(n, self.heap_size)
+        if self.mm is not None and any(self.mm[t + TAIL_SIZE * n:w]):
+            raise IndexFormatError(path, "tails", "the padding after the tails is not zero (damaged)")
         pre = self.prefixes
         d = pre[1:] >= pre[:-1]
         if not bool(d.all()):
@@ -608,9 +611,9 @@ def _write_file(path: str, gen: int, pre: np.ndarray, tails: np.ndarray, when: n
     n = len(pre)
     heap_size = sum(len(h) for h in heaps)
     p, t, w, s, h, end = _layout(n, heap_size)
-    secs = [np.ascontiguousarray(pre, "<u8"), np.ascontiguousarray(tails, "u1"),
-            np.ascontiguousarray(when, "<i8"), np.ascontiguousarray(spans, "<u8")]
-    crcs = [_crc32(a.data.cast("B")) for a in secs]
+    secs = [np.ascontiguousarray(a, dt).reshape(-1).view("u1").data
+            for a, dt in ((pre, "<u8"), (tails, "u1"), (when, "<i8"), (spans, "<u8"))]
+    crcs = [_crc32(a) for a in secs]
     heap_crc = 0
     for hp in heaps:
         heap_crc = _crc32(hp, heap_crc)
@@ -620,11 +623,11 @@ def _write_file(path: str, gen: int, pre: np.ndarray, tails: np.ndarray, when: n
     struct.pack_into("<I", head, 124, _crc32(bytes(head[:124])))
     with open(path, "wb") as f:
         f.write(head)
-        f.write(secs[0].data.cast("B"))
-        f.write(secs[1].data.cast("B"))
+        f.write(secs[0])
+        f.write(secs[1])
         f.write(b"\0" * (w - (t + TAIL_SIZE * n)))
-        f.write(secs[2].data.cast("B"))
-        f.write(secs[3].data.cast("B"))
+        f.write(secs[2])
+        f.write(secs[3])
         for hp in heaps:
             f.write(hp)
         if f.tell() != end:  # pragma: no cover - a bug in the layout, not bad input
