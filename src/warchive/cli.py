@@ -14,6 +14,9 @@
     warchive record-index WARC_OR_DIR... -o FILE.rix     record ids and digests -> records
     warchive serve [--root DIR] [--port N]               the CDX API over HTTP
     warchive dedup-index build|add|lookup|stats DIR ...  the digest index of writer-side dedup
+    warchive check WARC... [-v]           verify digests and structure of every record
+    warchive recompress IN OUT [--zstd]   one gzip member (or zstd frame) per record, atomically
+    warchive recover FILE.open... [-n]    cut a killed writer's file after its last whole record
     warchive --version
 
 Errors in archives are reported as one line naming the file and the byte
@@ -115,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=8080)
     _dedup_index_parser(sub)
+    _writer_parsers(sub)
     return p
 
 
@@ -136,6 +140,24 @@ def _dedup_index_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser
     st = ds.add_parser("stats", help="entries, generation, file size; --verify checks every byte")
     st.add_argument("dir", metavar="DIR")
     st.add_argument("--verify", action="store_true", help="check the checksums and the key order too")
+
+
+def _writer_parsers(sub) -> None:
+    ck = sub.add_parser("check", help="verify every record's digests and structure (exit 1 on a problem)",
+                        description="Inflate every member, check CRCs, WARC-Block-Digest over the block and "
+                                    "WARC-Payload-Digest over the de-chunked payload.")
+    ck.add_argument("inputs", nargs="+", metavar="WARC")
+    ck.add_argument("-v", "--verbose", action="store_true", help="print warnings and a line per file")
+
+    rc = sub.add_parser("recompress", help="rewrite a WARC with one gzip member per record (as warcio recompress)")
+    rc.add_argument("input", metavar="IN")
+    rc.add_argument("output", metavar="OUT")
+    rc.add_argument("--zstd", action="store_true", help="write .warc.zst frames instead of gzip members")
+    rc.add_argument("--level", type=int, help="compression level (ISA-L 0-3, zstd 1-22; default 3)")
+
+    rv = sub.add_parser("recover", help="truncate an .open WARC after its last whole record and rename it")
+    rv.add_argument("inputs", nargs="+", metavar="FILE.open")
+    rv.add_argument("-n", "--dry-run", action="store_true", help="only say what would be cut")
 
 
 def cmd_sort(args: argparse.Namespace) -> int:
@@ -353,10 +375,46 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from .warc.check import check_file
+
+    status = 0
+    for path in args.inputs:
+        res = check_file(path)
+        for f in res.problems:
+            print(f"warchive: check: {f}", file=sys.stderr)
+        if args.verbose:
+            for f in res.warnings:
+                print(f"warchive: warning: {f}", file=sys.stderr)
+            print(f"{path}: {res.records} records, {len(res.problems)} problems, {len(res.warnings)} warnings")
+        if res.problems:
+            status = 1
+    return status
+
+
+def cmd_recompress(args: argparse.Namespace) -> int:
+    from .warc.recompress import recompress
+
+    n = recompress(args.input, args.output, "zstd" if args.zstd else "gzip", args.level)
+    print(f"{n} records recompressed into {args.output}")
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    from .warc.check import recover
+
+    for path in args.inputs:
+        r = recover(path, dry_run=args.dry_run)
+        verb = "would keep" if args.dry_run else "kept"
+        print(f"{r.path}: {verb} {r.records} records ({r.size} bytes), cut {r.cut} bytes")
+    return 0
+
+
 COMMANDS = {"sort": cmd_sort, "merge": cmd_merge, "build": cmd_build, "zipnum": cmd_zipnum,
             "lookup": cmd_lookup, "serve": cmd_serve, "load": cmd_load, "record-index": cmd_record_index,
             "add": cmd_add, "compact": cmd_compact}
 COMMANDS["dedup-index"] = cmd_dedup_index
+COMMANDS.update({"check": cmd_check, "recompress": cmd_recompress, "recover": cmd_recover})
 
 
 def main(argv: Optional[List[str]] = None) -> int:
