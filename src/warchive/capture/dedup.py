@@ -122,6 +122,18 @@ class Decision:
             raise ValueError(f"a {self.action} decision ({self.reason}) has no original to refer to")
         return revisit_headers(self.original, self.profile, warc_version)
 
+    def revisit_kwargs(self) -> Dict[str, Any]:
+        """Keyword arguments of ``warchive.warc.writer.WarcWriter.write_revisit(url, http_head,
+        **kwargs)`` (and ``RecordBuilder.revisit``): the original's payload digest, record id,
+        URI and date, and the profile. A server-not-modified revisit gets no payload digest
+        (a 304 has no payload, and the earlier one may have changed since)."""
+        o = self.original
+        if o is None or self.profile is None:
+            raise ValueError(f"a {self.action} decision ({self.reason}) has no original to refer to")
+        return {"payload_digest": (self.digest or o.digest) if self.profile == IDENTICAL_PAYLOAD else None,
+                "refers_to": o.record_id, "refers_to_uri": o.uri or None, "refers_to_date": o.date or None,
+                "profile": self.profile}
+
     def skipped_fields(self) -> Dict[str, Any]:
         """Keyword arguments of ``SessionDB.skipped(url, reason, digest=, original_uri=,
         original_date=, original_record_id=)``: how a later reader tells "not captured" from

@@ -124,11 +124,11 @@ def digest_key(digest: str) -> bytes:
 
 
 def digest_label(key: bytes) -> str:
-    """The index key -> ``algorithm:BASE32`` (no padding), as the writer labels digests."""
+    """The index key -> ``algorithm:BASE32`` (padded, as the writer labels digests)."""
     name = _ALGO_NAMES.get(key[0]) if key else None
     if name is None:
         raise DigestError(f"not a digest key: {key!r}")
-    return name + ":" + base64.b32encode(key[1:]).decode("ascii").rstrip("=")
+    return name + ":" + base64.b32encode(key[1:]).decode("ascii")
 
 
 def _split_key(key: bytes) -> Tuple[int, bytes]:
