@@ -50,7 +50,7 @@ from typing import IO, Any, Dict, Iterable, Iterator, List, Mapping, Optional, T
 
 from ..errors import ArchiveError, IndexFormatError
 from ..index.revisits import is_empty_digest
-from .digest_index import DigestError, DigestIndex, Original, digest_key, digest_label
+from .digest_index import DigestError, DigestIndex, Original, digest_key
 
 __all__ = [
     "DEFAULT_MIN_SIZE", "Decision", "Deduplicator", "DigestError", "DigestIndex", "Original", "POLICIES",
@@ -343,8 +343,9 @@ def _offer(index: DigestIndex, stats: SeedStats, digest: Optional[str], url: Opt
         key = digest_key(digest)
     except DigestError:
         return stats.ignore("unparseable digest")
-    before = index.get_key(key)
-    kept = index.add(digest_label(key), url, date, record_id)
+    spelled = digest.strip() if ":" in digest else "sha1:" + digest.strip()
+    before = index.get_key(key, spelled)
+    kept = index.add(spelled, url, date, record_id)
     if before is not None and kept == before:
         stats.known += 1
     else:

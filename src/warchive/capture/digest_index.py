@@ -52,7 +52,6 @@ from __future__ import annotations
 import array
 import base64
 import binascii
-import calendar
 import fcntl
 import mmap
 import os
@@ -97,28 +96,45 @@ class DigestError(ArchiveError, ValueError):
 
 # --------------------------------------------------------------------------- digests
 
+# the base32 alphabet (either case) onto int()'s base-32 digits; 0, 1, 8, 9 onto "!" so that
+# int() refuses them (everything else that is not alphanumeric fails isalnum() first)
+_B32_TO_INT = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567abcdefghijklmnopqrstuvwxyz0189",
+                            "0123456789abcdefghijklmnopqrstuv0123456789abcdefghijklmnop!!!!")
+
+
+def _b32_bytes(value: str, size: int) -> Optional[bytes]:
+    """RFC 4648 base32 (either case, padding optional) of ``size`` bytes, decoded through
+    int(..., 32) after mapping the alphabet onto int's digits (10x base64.b32decode)."""
+    v = value.rstrip("=")
+    if len(v) != (size * 8 + 4) // 5 or not v.isascii() or not v.isalnum():
+        return None
+    t = v.translate(_B32_TO_INT)
+    if "!" in t:
+        return None
+    extra = len(v) * 5 - size * 8
+    return (int(t, 32) >> extra).to_bytes(size, "big")
+
+
 def digest_key(digest: str) -> bytes:
     """``sha1:BASE32`` (or hex; base32 with or without padding; no label means sha1, as CDX
     files write it) -> the index key: algorithm id byte + the digest's bytes."""
     label, sep, value = digest.strip().partition(":")
     if not sep:
         label, value = "sha1", label
-    algo = ALGORITHMS.get(label.strip().lower())
+    algo = ALGORITHMS.get(label) or ALGORITHMS.get(label.strip().lower())
     if algo is None:
         raise DigestError(f"digest {digest!r}: unknown algorithm {label!r} (sha1, sha256 or blake3)")
     aid, size = algo
     value = value.strip()
     raw: Optional[bytes] = None
-    try:
-        if len(value) == 2 * size:
+    if len(value) == 2 * size:
+        try:
             raw = bytes.fromhex(value)
-        else:
-            v = value.upper().rstrip("=")
-            if len(v) == (size * 8 + 4) // 5:
-                raw = base64.b32decode(v + "=" * (-len(v) % 8))
-    except (ValueError, binascii.Error):
-        raw = None
-    if raw is None or len(raw) != size:
+        except ValueError:
+            raw = None
+    else:
+        raw = _b32_bytes(value, size)
+    if raw is None:
         raise DigestError(f"digest {digest!r}: not {size} bytes of {label} in base32 or hex")
     return bytes((aid,)) + raw
 
@@ -143,9 +159,30 @@ def _join_key(prefix: int, tail: bytes) -> bytes:
     return tail[:1] + prefix.to_bytes(8, "big") + tail[1:size - 7]
 
 
+def _days(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil)."""
+    if not (1 <= m <= 12 and 1 <= d <= 31):
+        raise ValueError("not a date")
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
 def date_micros(date: str) -> int:
     """A WARC-Date or a 14-digit (or longer) timestamp -> microseconds since 1970 (UTC).
     Unparseable dates sort last (a capture with a usable date is preferred as original)."""
+    if len(date) >= 20 and date[4] == "-" and date[10] == "T" and date[-1] == "Z" and date[13] == ":":
+        try:    # the usual WARC-Date, read by slicing
+            frac = date[19:-1]
+            if frac and not (frac[0] == "." and frac[1:].isdigit()):
+                raise ValueError(frac)
+            secs = _days(int(date[0:4]), int(date[5:7]), int(date[8:10])) * 86400 + \
+                int(date[11:13]) * 3600 + int(date[14:16]) * 60 + int(date[17:19])
+            return secs * 1_000_000 + (int((frac[1:] + "000000")[:6]) if frac else 0)
+        except ValueError:
+            pass
     nums = [n for n in _NON_DIGIT.split(date) if n]
     if len(nums) == 1 and len(nums[0]) >= 4:           # 14-digit timestamp, maybe longer
         d = nums[0]
@@ -155,7 +192,9 @@ def date_micros(date: str) -> int:
         y, mo, dd = int(nums[0]), int(nums[1]), int(nums[2])
         hh, mi, ss = (int(n) for n in (nums[3:6] + ["0", "0", "0"])[:3])
         frac = (nums[6] + "000000")[:6] if len(nums) > 6 and nums[6] else "0"
-        secs = calendar.timegm((y, mo, dd, hh, mi, ss, 0, 0, 0))
+        if not (0 <= hh < 24 and 0 <= mi < 60 and 0 <= ss <= 60):
+            raise ValueError("not a time")
+        secs = _days(y, mo, dd) * 86400 + hh * 3600 + mi * 60 + ss
         return secs * 1_000_000 + int(frac)
     except (ValueError, IndexError, OverflowError):
         return (1 << 63) - 1
@@ -404,22 +443,26 @@ class DigestIndex:
 
     # -- lookups
     def get(self, digest: str) -> Optional[Original]:
-        """The original of a payload digest (``sha1:BASE32``...), or None. A malformed digest
-        raises DigestError."""
-        return self.get_key(digest_key(digest))
+        """The original of a payload digest (``sha1:BASE32``...), or None; its ``digest`` is
+        spelled as asked. A malformed digest raises DigestError."""
+        return self.get_key(digest_key(digest), digest.strip())
 
-    def get_key(self, key: bytes) -> Optional[Original]:
-        self._check_open()
+    def get_key(self, key: bytes, spelled: Optional[str] = None) -> Optional[Original]:
+        """The original of an index key (``digest_key``); ``spelled`` names the digest in the
+        answer (default: ``digest_label(key)``)."""
+        if self._closed:
+            self._check_open()
         row = self._buf.get(key)
         if row is not None:
             span = self._buf_span[row]
             start, length = span >> SPAN_LEN_BITS, span & MAX_ENTRY
-            return _entry(digest_label(key), bytes(self._buf_heap[start:start + length]), "<memory>", row)
+            return _entry(spelled or digest_label(key), bytes(self._buf_heap[start:start + length]), "<memory>",
+                          row)
         prefix, tail = _split_key(key)
         i = self._gen.find(prefix, tail)
         if i < 0:
             return None
-        return self._gen.entry(i, digest_label(key))
+        return self._gen.entry(i, spelled or digest_label(key))
 
     def __contains__(self, digest: object) -> bool:
         return isinstance(digest, str) and self.get(digest) is not None
@@ -445,7 +488,7 @@ class DigestIndex:
         date = date.strip()
         if date.isdigit():     # a CDX timestamp: a revisit's WARC-Refers-To-Date must be W3C ISO 8601
             date = _iso_of_timestamp(date)
-        new = Original(digest_label(key), uri, date, rid)
+        new = Original(digest.strip(), uri, date, rid)
         return self._add(key, new, date_micros(date))
 
     def _add(self, key: bytes, new: Original, when: int) -> Original:
@@ -453,7 +496,7 @@ class DigestIndex:
         row = self._buf.get(key)
         if row is not None:
             if self._buf_when[row] <= when:
-                return self.get_key(key)  # type: ignore[return-value]
+                return self.get_key(key, new.digest)  # type: ignore[return-value]
         else:
             i = self._gen.find(*_split_key(key))
             if i >= 0 and int(self._gen.when[i]) <= when:
