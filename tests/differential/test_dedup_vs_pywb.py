@@ -274,3 +274,20 @@ def test_pywb_loader_and_warchive_agree_on_every_line(crawls):
                 assert base64.b64decode(ans["payload"]) == cap.read(), line
                 revisits += json.loads(line.split(" ", 2)[2]).get("mime") == "warc/revisit"
     assert revisits == 4
+
+
+def test_skips_are_listed_by_warchive_session_skipped(crawls, tmp_path):
+    """A skip decision recorded in the session database (issue4-session's SessionDB) is listed
+    by ``warchive session skipped`` with the capture that holds the payload."""
+    import subprocess
+
+    session_db = pytest.importorskip("warchive.capture.session_db")
+    d = crawls["skipper"].decisions["http://d.example/logo.png"]
+    journal = tmp_path / "session.jsonl"
+    with session_db.SessionDB(journal) as db:
+        db.skipped(**d.skipped_fields())
+    r = subprocess.run([sys.executable, "-m", "warchive", "session", "skipped", str(journal)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "http://d.example/logo.png" in r.stdout and "duplicate" in r.stdout
+    assert "http://a.example/logo.png" in r.stdout

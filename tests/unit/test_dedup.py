@@ -189,7 +189,8 @@ def test_skip_is_recordable(index):
     f = d.skipped_fields()
     assert f["url"] == "http://example.org/b" and f["digest"] == D
     assert (f["original_uri"], f["original_date"], f["original_record_id"]) == ORIG
-    assert f["reason"].startswith("duplicate")
+    assert f["reason"] == "duplicate"
+    assert set(f) == {"url", "reason", "digest", "original_uri", "original_date", "original_record_id"}
     assert d.annotation == "duplicate:skipped"
     assert Deduplicator(index).decide("http://example.org/b", D, len(P)).annotation == "duplicate:digest"
 

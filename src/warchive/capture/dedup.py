@@ -137,9 +137,10 @@ class Decision:
     def skipped_fields(self) -> Dict[str, Any]:
         """Keyword arguments of ``SessionDB.skipped(url, reason, digest=, original_uri=,
         original_date=, original_record_id=)``: how a later reader tells "not captured" from
-        "captured elsewhere"."""
+        "captured elsewhere". ``reason`` is ``duplicate`` (identical payload) or
+        ``not-modified`` (a 304 to a conditional request)."""
         o = self.original
-        return {"url": self.url, "reason": f"{self.reason}: {self.detail}" if self.detail else self.reason,
+        return {"url": self.url, "reason": self.reason,
                 "digest": self.digest, "original_uri": o.uri if o else None,
                 "original_date": o.date if o else None, "original_record_id": o.record_id if o else None}
 

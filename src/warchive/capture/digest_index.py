@@ -59,7 +59,7 @@ import re
 import struct
 import time
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
@@ -208,11 +208,11 @@ def _iso_of_timestamp(ts: str) -> str:
 
 # --------------------------------------------------------------------------- what an entry says
 
-@dataclass(frozen=True)
-class Original:
-    """The capture that holds a payload: what a revisit refers to."""
+class Original(NamedTuple):
+    """The capture that holds a payload: what a revisit refers to. (A named tuple: one is made
+    for every lookup that hits, and a tuple is made 5x faster than a frozen dataclass.)"""
 
-    digest: str                   # algorithm:BASE32
+    digest: str                   # algorithm:BASE32, as it was asked for or added
     uri: str                      # WARC-Target-URI
     date: str                     # WARC-Date (WARC-Refers-To-Date of a revisit)
     record_id: Optional[str]      # WARC-Record-ID with its <...>, or None when unknown (CDXJ seeds)
