@@ -585,3 +585,48 @@ def test_cli_build_add_lookup_stats(tmp_path):
     assert r.returncode == 1 and str(f) in r.stderr
     r = _cli("dedup-index", "lookup", str(tmp_path / "nowhere"), one)
     assert r.returncode != 0
+
+
+# --------------------------------------------------------------------------- killed writers
+
+_KILL_CHILD = r"""
+import sys, base64, hashlib
+from warchive.capture.digest_index import DigestIndex
+ix = DigestIndex(sys.argv[1])
+batch = 0
+while True:
+    for i in range(batch * 500, (batch + 1) * 500):
+        ix.add("sha1:" + base64.b32encode(hashlib.sha1(b"%d" % i).digest()).decode(), "http://k/%d" % i,
+               "2022-01-01T00:00:00Z", "urn:uuid:%d" % i)
+    ix.flush()
+    print(batch, flush=True)
+    batch += 1
+"""
+
+
+def test_sigkill_while_flushing_leaves_a_whole_generation(tmp_path):
+    """A writer killed at random points: the index opens (every check on), holds whole
+    batches only (each flushed batch entirely or not at all), and a later flush clears the
+    dead writer's temporary file."""
+    import signal
+    import time
+
+    p = tmp_path / "ix"
+    rng = random.Random(11)
+    for _round in range(8):
+        child = subprocess.Popen([sys.executable, "-c", _KILL_CHILD, str(p)], stdout=subprocess.PIPE)
+        assert child.stdout is not None
+        child.stdout.readline()                     # at least one flush done
+        time.sleep(rng.uniform(0, 0.4))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        with DigestIndex(p) as ix:
+            n = len(ix)
+            assert n % 500 == 0 and n >= 500
+            for i in (0, n - 1):
+                o = ix.get(sha1(b"%d" % i))
+                assert o is not None and o.uri == f"http://k/{i}"
+            assert ix.get(sha1(b"%d" % n)) is None
+    with DigestIndex(p) as ix:
+        ix.add(sha1(b"last"), "http://last/", "2023-01-01T00:00:00Z")
+    assert [f for f in os.listdir(p) if ".tmp" in f] == []

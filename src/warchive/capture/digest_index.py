@@ -532,6 +532,7 @@ class DigestIndex:
                 elif newest and newest[-1][0] != self._gen.generation:
                     self._gen.close()               # someone else flushed: merge into theirs
                     self._gen = self._open_newest()
+                self._remove_orphans()
                 path = self._write_generation()
                 old = self._gen
                 self._gen = _Generation(path, False)
@@ -545,6 +546,22 @@ class DigestIndex:
         self._reset_buffer()
         self._fresh = False
         return path
+
+    def _remove_orphans(self) -> None:
+        """Delete ``.tmp<pid>`` files of writers that died before their rename (under the lock)."""
+        for name in os.listdir(self.path):
+            head, sep, pid = name.rpartition(FILE_SUFFIX + ".tmp")
+            if not (sep and head.startswith(FILE_PREFIX) and pid.isdigit()):
+                continue
+            try:
+                os.kill(int(pid), 0)
+                continue                    # its writer lives (it cannot be writing: we hold the lock)
+            except ProcessLookupError:
+                pass
+            except (PermissionError, OverflowError):
+                continue
+            with _suppress_missing():
+                os.unlink(os.path.join(self.path, name))
 
     def _buffer_arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         n = len(self._buf_keys)
