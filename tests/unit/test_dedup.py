@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from warchive.capture.dedup import (DEFAULT_MIN_SIZE, Decision, Deduplicator, PreviousCapture, conditional_headers,
+from warchive.capture.dedup import (DEFAULT_MIN_SIZE, Deduplicator, PreviousCapture, conditional_headers,
                                     profile_uri, rebuild_index, revisit_headers, seed, seed_from_cdx,
                                     seed_from_warcs)
 from warchive.capture.digest_index import DigestError, DigestIndex, Original, date_micros, digest_key

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import array
 import base64
-import binascii
 import fcntl
 import mmap
 import os
