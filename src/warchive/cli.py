@@ -14,6 +14,11 @@
     warchive record-index WARC_OR_DIR... -o FILE.rix     record ids and digests -> records
     warchive serve [--root DIR] [--port N]               the CDX API over HTTP
     warchive session show|failed|skipped|stats FILE [URL]  what a crawl session's journal says
+    warchive dedup-index build|add|lookup|stats DIR ...  the digest index of writer-side dedup
+    warchive check WARC... [-v]           verify digests and structure of every record
+    warchive recompress IN OUT [--zstd]   one gzip member (or zstd frame) per record, atomically
+    warchive recover FILE.open... [-n]    cut a killed writer's file after its last whole record
+    warchive robots FILE --agent NAME URL...             is each URL allowed by this robots.txt?
     warchive --version
 
 Errors in archives are reported as one line naming the file and the byte
@@ -23,6 +28,7 @@ offset (exit status 1); nothing half-written is left behind.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import List, Optional
 
@@ -114,7 +120,22 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=8080)
     _session_parsers(sub)
+    _dedup_index_parser(sub)
+    _writer_parsers(sub)
+    _robots_parser(sub)
     return p
+
+
+def _robots_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    ro = sub.add_parser("robots", help="check URLs against a robots.txt file (RFC 9309)",
+                        description="Print 'allowed' or 'disallowed' for each URL, as a crawler with the "
+                                    "given user agent reads the robots.txt FILE (RFC 9309).")
+    ro.add_argument("file", metavar="FILE", help="the robots.txt file ('-' for standard input)")
+    ro.add_argument("urls", nargs="+", metavar="URL", help="absolute URLs or paths (/dir/page.html)")
+    ro.add_argument("-a", "--agent", required=True, metavar="NAME",
+                    help="the crawler's product token or user-agent string (matched case-insensitively)")
+    ro.add_argument("-v", "--explain", action="store_true",
+                    help="also print the URL and the rule that decided (tab-separated)")
 
 
 def _session_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -134,6 +155,45 @@ def _session_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]")
             a.add_argument("--json", action="store_true", help="the counts as one JSON object")
         a.add_argument("--skip-errors", action="store_true",
                        help="skip damaged lines in the middle of the journal (with a warning) instead of stopping")
+
+
+def _dedup_index_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    di = sub.add_parser("dedup-index", help="build, extend and query the digest index of writer-side dedup",
+                        description="The URL-agnostic payload digest index (docs/format.md, "
+                                    "'Dedup digest index'): digest -> original URI, date, record id.")
+    ds = di.add_subparsers(dest="dedup_command", metavar="ACTION")
+    for name, what in (("build", "a new index from CDX(J) files and WARCs (replaces what DIR held)"),
+                       ("add", "add the originals of CDX(J) files and WARCs to the index")):
+        a = ds.add_parser(name, help=what, description=what)
+        a.add_argument("dir", metavar="DIR")
+        a.add_argument("sources", nargs="+", metavar="CDX_OR_WARC",
+                       help=".cdx/.cdxj (.gz) files; WARC files or directories of them")
+        a.add_argument("--skip-errors", action="store_true", help="count unreadable lines and WARCs, go on")
+    lk = ds.add_parser("lookup", help="the original of each payload digest (JSON lines; exit 1 if one is missing)")
+    lk.add_argument("dir", metavar="DIR")
+    lk.add_argument("digests", nargs="+", metavar="DIGEST", help="sha1:BASE32 (or sha256:, blake3:, hex)")
+    st = ds.add_parser("stats", help="entries, generation, file size; --verify checks every byte")
+    st.add_argument("dir", metavar="DIR")
+    st.add_argument("--verify", action="store_true", help="check the checksums and the key order too")
+
+
+def _writer_parsers(sub) -> None:
+    ck = sub.add_parser("check", help="verify every record's digests and structure (exit 1 on a problem)",
+                        description="Inflate every member, check CRCs, WARC-Block-Digest over the block and "
+                                    "WARC-Payload-Digest over the de-chunked payload.")
+    ck.add_argument("inputs", nargs="+", metavar="WARC")
+    ck.add_argument("-v", "--verbose", action="store_true", help="print warnings and a line per file")
+
+    rc = sub.add_parser("recompress", help="rewrite a WARC with one gzip member per record (as warcio recompress)")
+    rc.add_argument("input", metavar="IN")
+    rc.add_argument("output", metavar="OUT")
+    rc.add_argument("--zstd", action="store_true", help="write .warc.zst frames instead of gzip members")
+    rc.add_argument("--level", type=int, help="compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)")
+
+    rv = sub.add_parser("recover", help="truncate an .open WARC after its last whole record and rename it")
+    rv.add_argument("inputs", nargs="+", metavar="FILE.open")
+    rv.add_argument("-n", "--dry-run", action="store_true", help="only say what would be cut")
+    rv.add_argument("-o", "--output", help="name of the recovered file (one input; default: the name without .open)")
 
 
 def cmd_sort(args: argparse.Namespace) -> int:
@@ -282,6 +342,47 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dedup_index(args: argparse.Namespace) -> int:
+    import json
+
+    from .capture.dedup import DigestIndex, rebuild_index, seed
+
+    if args.dedup_command is None:
+        raise SystemExit("warchive dedup-index: give build, add, lookup or stats")
+    if args.dedup_command in ("build", "add"):
+        if args.dedup_command == "build":
+            path, stats = rebuild_index(args.dir, args.sources, skip_errors=args.skip_errors)
+        else:
+            with DigestIndex(args.dir) as ix:
+                stats = seed(ix, args.sources, skip_errors=args.skip_errors)
+                path = ix.flush() or "nothing new"
+        ignored = ", ".join(f"{v} {k}" for k, v in sorted(stats.ignored.items())) or "none"
+        print(f"{path}: {stats.read} read, {stats.added} added, {stats.known} already known; ignored: {ignored}",
+              file=sys.stderr)
+        return 0
+    if not os.path.isdir(args.dir):
+        raise SystemExit(f"warchive dedup-index: {args.dir}: no such directory")
+    verify = args.dedup_command == "stats" and args.verify
+    ix = DigestIndex(args.dir, verify=verify, create=False)
+    try:
+        if args.dedup_command == "stats":
+            st = ix.stats()
+            print(f"generation {st.generation}\nentries {st.entries}\nfile {st.file or '-'}\n"
+                  f"file bytes {st.file_bytes}\nheap bytes {st.heap_bytes}")
+            for name, n in sorted(st.algorithms.items()):
+                print(f"{name} {n}")
+            return 0
+        missing = 0
+        for d in args.digests:
+            o = ix.get(d)
+            missing += o is None
+            print(json.dumps({"digest": d, "original": None if o is None else
+                              {"uri": o.uri, "date": o.date, "record_id": o.record_id}}))
+        return 1 if missing else 0
+    finally:
+        ix.close()
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     from .index.build import AtomicOutput, index_paths
     from .index.cdx import IndexOptions
@@ -355,10 +456,68 @@ def _session(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from .warc.check import check_file
+
+    status = 0
+    for path in args.inputs:
+        res = check_file(path)
+        for f in res.problems:
+            print(f"warchive: check: {f}", file=sys.stderr)
+        if args.verbose:
+            for f in res.warnings:
+                print(f"warchive: warning: {f}", file=sys.stderr)
+            print(f"{path}: {res.records} records, {len(res.problems)} problems, {len(res.warnings)} warnings")
+        if res.problems:
+            status = 1
+    return status
+
+
+def cmd_recompress(args: argparse.Namespace) -> int:
+    from .warc.recompress import recompress
+
+    n = recompress(args.input, args.output, "zstd" if args.zstd else "gzip", args.level)
+    print(f"{n} records recompressed into {args.output}")
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    from .warc.check import recover
+
+    if args.output and len(args.inputs) != 1:
+        raise ArchiveError("--output names the result of one input file")
+    for path in args.inputs:
+        r = recover(path, output=args.output, dry_run=args.dry_run)
+        verb = "would keep" if args.dry_run else "kept"
+        print(f"{r.path}: {verb} {r.records} records ({r.size} bytes), cut {r.cut} bytes")
+    return 0
+
+
 COMMANDS = {"sort": cmd_sort, "merge": cmd_merge, "build": cmd_build, "zipnum": cmd_zipnum,
             "lookup": cmd_lookup, "serve": cmd_serve, "load": cmd_load, "record-index": cmd_record_index,
             "add": cmd_add, "compact": cmd_compact}
 COMMANDS["session"] = cmd_session
+COMMANDS["dedup-index"] = cmd_dedup_index
+COMMANDS.update({"check": cmd_check, "recompress": cmd_recompress, "recover": cmd_recover})
+
+
+def cmd_robots(args: argparse.Namespace) -> int:
+    from .capture.robots import RobotsTxt
+
+    if args.file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(args.file, "rb") as f:
+            data = f.read()
+    rules = RobotsTxt.parse(data).rules_for(args.agent)
+    for url in args.urls:
+        d = rules.decide(url)
+        word = "allowed" if d.allowed else "disallowed"
+        print(f"{word}\t{url}\t{d.reason}" if args.explain else word)
+    return 0
+
+
+COMMANDS["robots"] = cmd_robots
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -56,6 +56,21 @@ class UnsupportedFormatError(ArchiveError):
     """The input is not a format warchive reads (or a needed library is missing)."""
 
 
+class WriteError(ArchiveError):
+    """Writing an archive file failed at ``offset`` of ``path`` (disk full, file exists, ...)."""
+
+    def __init__(self, path: PathLike, offset: Optional[int], problem: str, remedy: str = "") -> None:
+        self.path = os.fspath(path) if path is not None else None
+        self.offset = offset
+        self.problem = problem
+        self.remedy = remedy
+        at = f" at byte {offset}" if offset is not None else ""
+        super().__init__(f"{self.path}{at}: {problem}" + (f" ({remedy})" if remedy else ""))
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.offset, self.problem, self.remedy))
+
+
 class UrlError(ArchiveError, ValueError):
     """A URL cannot be canonicalized."""
 

@@ -64,10 +64,10 @@ def test_columns():
     e = CrawlLogEntry(status=200, uri="http://a.test/x", size=1288, hop_path="LLE", via="http://a.test/",
                       mime="text/html; charset=UTF-8", thread=5, fetch_begin=epoch(2024, 1, 1, 12, 0, 0, 123),
                       duration_ms=45, digest="sha1:2SAWDDZYR4PAA3XZPQXVFFSLVJ4HOQEE",
-                      annotations=["3t", "wait:1000ms:robots-crawl-delay"], logged=epoch(2024, 1, 1, 12, 0, 0, 168))
+                      annotations=["3t", "politeness:crawl-delay:1.000s:1.002s"], logged=epoch(2024, 1, 1, 12, 0, 0, 168))
     line = format_line(e)
     assert line == ("2024-01-01T12:00:00.168Z   200       1288 http://a.test/x LLE http://a.test/ text/html #005 "
-                    "20240101120000123+45 sha1:2SAWDDZYR4PAA3XZPQXVFFSLVJ4HOQEE - 3t,wait:1000ms:robots-crawl-delay\n")
+                    "20240101120000123+45 sha1:2SAWDDZYR4PAA3XZPQXVFFSLVJ4HOQEE - 3t,politeness:crawl-delay:1.000s:1.002s\n")
     assert line[25:30] == "  200" and line[31:41] == "      1288"
     wide = format_line(CrawlLogEntry(status=-9998, uri="u", size=12345678901, logged=0))
     assert wide.startswith("1970-01-01T00:00:00.000Z -9998 12345678901 u - - no-type #000 - - - -")
@@ -175,3 +175,16 @@ def test_entry_from_dns():
     assert (e.status, e.uri, e.size, e.hop_path, e.mime, e.digest) == (1, "dns:a.test", len(block), "P", "text/dns",
                                                                       sha1_label(block))
     assert " 20240101000001005+12 " in format_line(e)
+
+
+def test_frontier_ledger_annotation_round_trips():
+    """The politeness ledger entry the frontier hands out is written and read back as one annotation."""
+    from warchive.capture.frontier import LedgerEntry
+    led = LedgerEntry(host="com,example,", url="http://example.com/", required=5.0, waited=5.25,
+                      reason="crawl-delay", not_before=0.0, issued=0.0)
+    first = LedgerEntry(host="com,example,", url="http://example.com/", required=0.0, waited=None,
+                        reason="first", not_before=0.0, issued=0.0)
+    e = CrawlLogEntry(status=200, uri="http://example.com/", annotations=["2t", led.annotation(), first.annotation()],
+                      logged=0)
+    back = parse_line(format_line(e))
+    assert back.annotations == ["2t", "politeness:crawl-delay:5.000s:5.250s", "politeness:first:0.000s:-s"]

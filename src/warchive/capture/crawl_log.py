@@ -2,7 +2,7 @@
 
 A line has 12 space-separated fields (docs/format.md, "Crawl log", is the specification)::
 
-    2024-01-01T12:00:00.168Z   200       1288 http://a.test/x LLE http://a.test/ text/html #005 20240101120000123+45 sha1:2SAW...OQEE - 3t,wait:1000ms:crawl-delay
+    2024-01-01T12:00:00.168Z   200       1288 http://a.test/x LLE http://a.test/ text/html #005 20240101120000123+45 sha1:2SAW...OQEE - 3t,politeness:crawl-delay:1.000s:1.002s
 
     1  log time          ISO 8601 UTC with milliseconds and Z
     2  fetch status      right-aligned in 5 columns (negative codes: docs/format.md)

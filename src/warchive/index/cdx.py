@@ -456,3 +456,18 @@ def display_name(path: str, dir_root: Optional[str]) -> str:
         return os.path.basename(path)
     rel = os.path.relpath(path, dir_root)
     return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+
+# --------------------------------------------------------------------------- records as they are written
+
+def written_record_line(written: Any, cdx11: bool = False, records: Union[None, str, Sequence[str]] = None,
+                        filename: Optional[str] = None) -> Optional[bytes]:
+    """The index line of a record the writer just wrote (a warchive.warc.writer.Written), or None
+    when ``records`` (cdxj-indexer's default selection) leaves it out.
+
+    Equal to the line `warchive index` makes of the closed file: the writer
+    reports the offset and length warcio reports and the heads as written
+    (tests/unit/test_writer.py shows it)."""
+    if not wanted(written, records):
+        return None
+    return record_line(written, filename if filename is not None else written.filename, cdx11)
