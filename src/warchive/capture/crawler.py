@@ -1,0 +1,749 @@
+"""The crawler: seeds to WARC files, politely, through the capture parts, and resumable after a kill.
+
+One ``Crawler`` runs one crawl session of a collection (pywb layout)::
+
+    COLL/archive/PREFIX-TIMESTAMP-SERIAL-HOST.warc.gz    what was captured (``.open`` while written)
+    COLL/indexes/crawl-TIME-RANDOM.seg                  index segments written as the crawl goes
+    COLL/dedup/                                         the digest index of writer-side dedup
+    COLL/crawls/ID/config.json                          the crawl's settings (``--resume`` reads them)
+    COLL/crawls/ID/session.journal                      the session database: the truth about each URL
+    COLL/crawls/ID/crawl.log                            Heritrix's crawl.log
+    COLL/crawls/ID/frontier/, COLL/crawls/ID/seen       the frontier checkpoint and the seen set
+
+The loop of each of N workers: lease a URL from the frontier (which waits out the host's
+politeness delay) -> fetch robots.txt first if the cache has none (archived as an ordinary
+record; the URL then goes back to the head of its queue, so robots.txt costs one polite
+delay like any fetch) -> robots decision -> fetch with the exact bytes -> ``dns:`` record on
+the fetch that looked the host up -> dedup decision -> request and response (or revisit)
+records -> outlinks (HTML, CSS; a 3xx ``Location`` as hop ``R``) through scope and the seen
+set into the frontier -> session entries (``fetch`` last: it marks the URL finished) ->
+crawl log line -> ``frontier.done``.
+
+Order is what makes a SIGKILL harmless: outlinks reach the frontier's log before the
+session says the URL is finished, so a finished URL never loses its outlinks; a URL whose
+``F`` line the frontier lost comes back from it and is skipped because the session says it
+is finished; ``.open`` WARC files are cut after their last whole record and indexed on
+resume (lines already in a segment are not written twice).
+
+This module must not parse HTTP, robots.txt or HTML, decide scope, or format index lines
+itself: the modules it drives do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, TextIO, Tuple
+
+from .. import __version__
+from ..errors import ArchiveError
+from .crawl_log import CrawlLog, CrawlLogEntry
+from .dedup import Deduplicator, DigestIndex, PreviousCapture, conditional_headers
+from .fetch import FetchResult, Fetcher, StaticResolver, SystemResolver
+from .frontier import Frontier, Lease, Politeness
+from .links import extract_links
+from .robots import RobotsCache, page_directives
+from .scope import Scope
+from .seen import open_seen
+from .session_db import SessionDB, read_session
+
+__all__ = ["CrawlConfig", "Crawler", "CrawlStats", "CrawlError", "session_dirs", "latest_session",
+           "screenshots_available", "ROBOTS_SKIP", "SCOPE_SKIP"]
+
+ROBOTS_SKIP = -9998      # Heritrix: blocked by robots.txt
+SCOPE_SKIP = -5000       # Heritrix: out of scope (logged for seeds only; outlinks are just not queued)
+CONFIG = "config.json"
+JOURNAL = "session.journal"
+RETRY_STATUSES = (-2, -3, -4, -404)   # network failures worth another attempt
+
+
+class CrawlError(ArchiveError):
+    """A crawl that cannot start or resume (the message says which file and what to do)."""
+
+
+def screenshots_available() -> bool:
+    """Whether this build has the browser part (``warchive.capture.browser``)."""
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec("warchive.capture.browser") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@dataclass
+class CrawlConfig:
+    """Everything a crawl is run with; written to ``config.json`` so ``--resume`` needs nothing else."""
+
+    seeds: List[str]
+    # politeness (Heritrix's names and defaults)
+    delay_factor: float = 5.0
+    min_delay: float = 3.0
+    max_delay: float = 30.0
+    crawl_delay_cap: float = 300.0
+    politeness_off: bool = False
+    # scope
+    scope: str = "prefix"                  # prefix (SURT prefixes of the seeds) | host | domain
+    include: List[str] = field(default_factory=list)
+    exclude: List[str] = field(default_factory=list)
+    max_hops: int = 20
+    max_trans_hops: int = 1
+    # robots, dedup, writing
+    robots: str = "obey"
+    dedup: str = "revisit"
+    dedup_min_size: int = 256
+    digest: str = "sha1"
+    warc_max_size: int = 1_000_000_000
+    compression: str = "gzip"
+    prefix: str = "WARCHIVE"
+    fsync: bool = True
+    # fetching
+    user_agent: str = f"warchive/{__version__} (+https://github.com/warchive)"
+    from_: Optional[str] = None
+    concurrency: int = 8
+    resolve: Dict[str, str] = field(default_factory=dict)      # HOST (or *.DOMAIN) -> IP
+    port_map: Dict[str, int] = field(default_factory=dict)     # "80" -> port (test servers)
+    connect_timeout: float = 20.0
+    read_timeout: float = 30.0
+    total_timeout: float = 300.0
+    max_size: Optional[int] = 100 << 20
+    max_retries: int = 3
+    # bookkeeping
+    seen: str = "exact"
+    max_urls: Optional[int] = None         # stop queueing new URLs after this many were queued
+    revisit_after: Optional[float] = None  # fetch each URL again after this many seconds ...
+    revisits: int = 0                      # ... this many times (conditional requests: 304 -> revisit)
+    index_every: float = 60.0              # seconds between index segments of a running crawl
+    screenshots: bool = False
+
+    def to_json(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "CrawlConfig":
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+    def politeness(self) -> Politeness:
+        if self.politeness_off:
+            p = Politeness.off()
+        else:
+            p = Politeness(delay_factor=self.delay_factor, min_delay=self.min_delay, max_delay=self.max_delay,
+                           crawl_delay_cap=self.crawl_delay_cap)
+        p.max_retries = self.max_retries
+        return p
+
+    def make_scope(self) -> Scope:
+        from ..surt import surt
+
+        hosts: List[str] = []
+        domains: List[str] = []
+        if self.scope == "host":
+            hosts = [s for s in self.seeds]
+        elif self.scope == "domain":
+            domains = [surt(s).split(")", 1)[0] + ")" for s in self.seeds]
+        elif self.scope != "prefix":
+            raise CrawlError(f"scope {self.scope!r}: one of prefix, host, domain")
+        return Scope(self.seeds, hosts=hosts, domains=domains, include=self.include, exclude=self.exclude,
+                     max_hops=self.max_hops, max_trans_hops=self.max_trans_hops,
+                     seeds_as_prefixes=self.scope == "prefix")
+
+
+@dataclass
+class CrawlStats:
+    queued: int = 0          # URLs put into the frontier (this run)
+    fetched: int = 0         # HTTP exchanges archived (robots.txt included)
+    failed: int = 0          # attempts that failed (network, 5xx retried out)
+    skipped: int = 0         # robots, already finished, dedup skip
+    revisits: int = 0        # revisit records written
+    records: int = 0         # WARC records written
+    bytes: int = 0           # WARC bytes written (compressed)
+    segments: int = 0        # index segments written
+    started: float = field(default_factory=time.time)
+    statuses: Dict[int, int] = field(default_factory=dict)
+
+    def count_status(self, status: int) -> None:
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+
+
+def session_dirs(collection: str) -> List[str]:
+    base = os.path.join(collection, "crawls")
+    try:
+        names = sorted(os.listdir(base))
+    except FileNotFoundError:
+        return []
+    return [os.path.join(base, n) for n in names if os.path.exists(os.path.join(base, n, CONFIG))]
+
+
+def latest_session(path: str) -> str:
+    """A session directory from a session directory or a collection (its latest crawl)."""
+    if os.path.exists(os.path.join(path, CONFIG)):
+        return path
+    if os.path.isfile(path) and os.path.basename(path) == JOURNAL:
+        return os.path.dirname(path) or "."
+    dirs = session_dirs(path)
+    if not dirs:
+        raise CrawlError(f"{path}: neither a crawl session directory (with {CONFIG}) nor a collection "
+                         "with crawls/; give the directory the crawl printed at its start")
+    return dirs[-1]
+
+
+def _date(t: float) -> datetime:
+    return datetime.fromtimestamp(t, timezone.utc)
+
+
+class Crawler:
+    """One crawl session of a collection. ``await crawler.run()`` crawls until the frontier is
+    empty (or ``stop()``) and returns the ``CrawlStats``.
+
+    ``session_dir`` is where the session lives (default ``COLL/crawls/<UTC time>``); with
+    ``resume`` it must hold a session (its ``config.json`` replaces ``config``). ``resolver``
+    overrides the one ``config.resolve`` makes. ``progress`` is called about once a second
+    with the crawler (the CLI's display).
+    """
+
+    def __init__(self, config: Optional[CrawlConfig], collection: str, *, session_dir: Optional[str] = None,
+                 resume: bool = False, retry_failed: bool = False, resolver: Any = None,
+                 progress: Optional[Callable[["Crawler"], None]] = None) -> None:
+        self.collection = os.path.abspath(collection)
+        self.archive_dir = os.path.join(self.collection, "archive")
+        self.index_dir = os.path.join(self.collection, "indexes")
+        if resume:
+            if session_dir is None:
+                session_dir = latest_session(self.collection)
+            with open(os.path.join(session_dir, CONFIG), encoding="utf-8") as f:
+                config = CrawlConfig.from_json(json.load(f))
+        elif config is None:
+            raise CrawlError("a new crawl needs a configuration (seeds)")
+        elif session_dir is None:
+            stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
+            session_dir = os.path.join(self.collection, "crawls", f"{stamp}-{os.urandom(2).hex()}")
+        assert config is not None
+        self.config = config
+        self.session_dir = os.path.abspath(session_dir)
+        self.resume = resume
+        self.retry_failed = retry_failed
+        self._resolver = resolver
+        self.progress = progress
+        self.stats = CrawlStats()
+        self._stopping = False
+        self._lines: List[bytes] = []
+        self._line_file: Optional[str] = None
+        self._finished_before: Set[str] = set()
+        self._previous: Dict[str, PreviousCapture] = {}
+        self._revisit_count: Dict[str, int] = {}
+        self._queued_total = 0
+        self.recovered: List[str] = []
+
+    # ---------------------------------------------------------------------------- set-up
+
+    def _open(self) -> None:
+        cfg = self.config
+        if cfg.screenshots and not screenshots_available():
+            raise CrawlError("--screenshots: not available in this build (warchive.capture.browser is missing)")
+        for d in (self.archive_dir, self.index_dir, self.session_dir):
+            os.makedirs(d, exist_ok=True)
+        cfg_path = os.path.join(self.session_dir, CONFIG)
+        journal = os.path.join(self.session_dir, JOURNAL)
+        if not self.resume:
+            if os.path.exists(journal):
+                raise CrawlError(f"{self.session_dir}: holds a crawl session already; resume it with --resume")
+            tmp = cfg_path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(cfg.to_json(), f, indent=1, sort_keys=True)
+            os.replace(tmp, cfg_path)
+        else:
+            if not os.path.exists(journal):
+                raise CrawlError(f"{journal}: no session journal to resume")
+            self._load_previous(journal)
+            self._recover_warcs()
+        self.scope = cfg.make_scope()
+        self.frontier = Frontier.open(os.path.join(self.session_dir, "frontier"), cfg.politeness())
+        self.seen = open_seen(os.path.join(self.session_dir, "seen"), cfg.seen)
+        self.session = SessionDB(journal, software=f"warchive {__version__}")
+        self.session.start(config=cfg.to_json(), seeds=cfg.seeds, resumed=self.resume or None,
+                           retry_failed=self.retry_failed or None)
+        self.log = CrawlLog(os.path.join(self.session_dir, "crawl.log"))
+        self.robots = RobotsCache(cfg.user_agent, policy=cfg.robots)
+        if self.resume:
+            self._restore_robots()
+        self.digests: Optional[DigestIndex] = None
+        if cfg.dedup != "write":
+            self.digests = DigestIndex(os.path.join(self.collection, "dedup"))
+        self.dedup = Deduplicator(self.digests, policy=cfg.dedup, min_size=cfg.dedup_min_size)
+        from ..warc.writer import WarcWriter
+
+        info = {"operator": cfg.from_ or "", "robots": cfg.robots, "http-header-user-agent": cfg.user_agent,
+                "http-header-from": cfg.from_ or "", "isPartOf": os.path.basename(self.collection),
+                "dedup": cfg.dedup, "scope": json.dumps(self.scope.describe(), sort_keys=True, default=str),
+                "description": f"warchive crawl session {os.path.basename(self.session_dir)}"}
+        self.writer = WarcWriter(self.archive_dir, cfg.prefix, compression=cfg.compression, digest=cfg.digest,
+                                 max_size=cfg.warc_max_size, on_record=self._on_record, fsync=cfg.fsync,
+                                 warcinfo={k: v for k, v in info.items() if v})
+        resolver = self._resolver
+        if resolver is None:
+            resolver = StaticResolver(cfg.resolve, fallback=SystemResolver()) if cfg.resolve else SystemResolver()
+        self.fetcher = Fetcher(resolver=resolver, user_agent=cfg.user_agent, from_=cfg.from_,
+                               connect_timeout=cfg.connect_timeout, read_timeout=cfg.read_timeout,
+                               total_timeout=cfg.total_timeout, max_size=cfg.max_size,
+                               port_map={int(k): int(v) for k, v in cfg.port_map.items()})
+        if not self.resume:
+            for s in cfg.seeds:
+                self._offer(s, "", None, seed=True)
+        if self.retry_failed:
+            self._requeue_failed(journal)
+
+    def _load_previous(self, journal: str) -> None:
+        """What the session says is finished: those URLs are not fetched again."""
+        s = read_session(journal, skip_errors=True)
+        for r in s.records():
+            st = r.state
+            if st in ("fetched", "skipped"):
+                self._finished_before.add(r.url)
+            elif st == "failed":
+                last = r.fields()[-1] if r.last is not None else {}
+                if not last.get("retry"):      # a final failure: --retry-failed brings it back
+                    self._finished_before.add(r.url)
+        self._session_snapshot = s
+
+    def _requeue_failed(self, journal: str) -> None:
+        s = getattr(self, "_session_snapshot", None) or read_session(journal, skip_errors=True)
+        for r in s.failed():
+            fields = [f for f in r.fields() if f.get("kind") == "failed"]
+            last = fields[-1] if fields else {}
+            self._finished_before.discard(r.url)
+            self.seen.add(r.url)
+            if self.frontier.add(r.url, hops=str(last.get("hops") or ""), via=last.get("via")):
+                self.stats.queued += 1
+
+    def _restore_robots(self) -> None:
+        """robots.txt answers archived by the killed run, so that resuming fetches none of them again."""
+        import warchive.warc
+        from ..warc.content import content_stream
+
+        s = getattr(self, "_session_snapshot", None)
+        if s is None:
+            return
+        for r in s.records():
+            if not r.url.endswith("/robots.txt") or r.state != "fetched":
+                continue
+            resp = [e for e in r.records if e.type in ("response", "revisit")]
+            if not resp or r.status is None or 300 <= r.status < 400:
+                continue
+            e = resp[-1]
+            path = os.path.join(self.archive_dir, os.path.basename(e.warc or ""))
+            if not os.path.exists(path):
+                continue
+            try:
+                with warchive.warc.open(path, offset=e.offset) as records:
+                    for rec in records:
+                        body = content_stream(rec).read() if rec.type == "response" else b""
+                        headers = list(rec.http.items()) if rec.http is not None else []
+                        self.robots.update(r.url, (r.status, headers, body, r.url))
+                        break
+            except ArchiveError:
+                continue
+
+    def _recover_warcs(self) -> None:
+        """Cut the killed run's ``.open`` files after their last whole record; index what no
+        segment holds yet."""
+        from ..warc.check import recover
+
+        opened = sorted(n for n in os.listdir(self.archive_dir)
+                        if n.endswith(".open") and n.startswith(self.config.prefix + "-"))
+        for n in opened:
+            rec = recover(os.path.join(self.archive_dir, n))
+            self.recovered.append(rec.path)
+        if self.recovered:
+            self._index_files(self.recovered)
+
+    def _index_files(self, paths: Sequence[str]) -> None:
+        from ..index.build import index_paths
+        from ..index.cdx import IndexOptions
+        from ..index.segment import Segment
+
+        lines: List[bytes] = []
+        chunks: List[bytes] = []
+        index_paths(list(paths), chunks.append, IndexOptions(dir_root=self.archive_dir))
+        lines = b"".join(chunks).splitlines()
+        names = [os.path.basename(p).encode() for p in paths]
+        have: Set[bytes] = set()
+        for seg in sorted(os.listdir(self.index_dir)):
+            if not seg.endswith(".seg"):
+                continue
+            s = Segment(os.path.join(self.index_dir, seg))
+            try:
+                for line in s.range(b"", None):
+                    if any(n in line for n in names):
+                        have.add(bytes(line))
+            finally:
+                s.close()
+        self._write_segment([ln for ln in lines if ln not in have], "recovered " + ", ".join(
+            os.path.basename(p) for p in paths))
+
+    # ---------------------------------------------------------------------------- index as it goes
+
+    def _on_record(self, w: Any) -> None:
+        from ..index.cdx import written_record_line
+
+        self.stats.records += 1
+        self.stats.bytes += w.length
+        if self._line_file is not None and w.filename != self._line_file:
+            self.flush_index(f"rollover of {self._line_file}")   # the previous file was just closed
+            if self.digests is not None:
+                self.digests.flush()
+        self._line_file = w.filename
+        line = written_record_line(w)
+        if line:
+            self._lines.append(line.rstrip(b"\n"))
+
+    def flush_index(self, why: str = "periodic") -> Optional[str]:
+        """Write the buffered index lines as a new segment of the collection (None when there are none)."""
+        lines, self._lines = self._lines, []
+        return self._write_segment(lines, why)
+
+    def _write_segment(self, lines: List[bytes], why: str) -> Optional[str]:
+        if not lines:
+            return None
+        from ..collection import _segment_name
+        from ..index.segment import write_segment
+
+        path = _segment_name(self.index_dir, "crawl")
+        write_segment(sorted(set(lines)), path, source=f"crawl {os.path.basename(self.session_dir)} ({why})")
+        self.stats.segments += 1
+        return path
+
+    # ---------------------------------------------------------------------------- adding URLs
+
+    def _offer(self, url: str, hops: str, via: Optional[str], seed: bool = False) -> bool:
+        d = self.scope.decide(url, hops)
+        if not d.accepted:
+            if seed:
+                self.log.write(CrawlLogEntry(status=SCOPE_SKIP, uri=url, annotations=[str(d)]))
+                self.session.skipped(url, "scope", detail=str(d))
+            return False
+        if self.config.max_urls is not None and self._queued_total >= self.config.max_urls:
+            return False
+        try:
+            new = self.seen.add(url)
+        except ArchiveError:
+            return False
+        if not new:
+            return False
+        if self.frontier.add(url, hops=hops, via=via):
+            self._queued_total += 1
+            self.stats.queued += 1
+            return True
+        return False
+
+    # ---------------------------------------------------------------------------- one URL
+
+    async def _worker(self, n: int) -> None:
+        while not self._stopping:
+            lease = await self.frontier.get()
+            if lease is None:
+                return
+            try:
+                await self._process(lease, n)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:   # a bug must not stall the crawl: log it and give the lease back
+                self.stats.failed += 1
+                self.log.write(CrawlLogEntry(status=-5, uri=lease.url, hop_path=lease.hops, via=lease.via,
+                                             thread=n, annotations=[f"err=crawler:{type(e).__name__}"]))
+                self.session.failed(lease.url, f"crawler error: {type(e).__name__}: {e}",
+                                    hops=lease.hops, via=lease.via)
+                try:
+                    self.frontier.done(lease, status=-5, retry=False)
+                except ValueError:
+                    pass
+
+    async def _process(self, lease: Lease, n: int) -> None:
+        url = lease.url
+        if url in self._finished_before:
+            # finished before a kill, its "F" line lost: the session says so
+            self.stats.skipped += 1
+            self.frontier.skip(lease)
+            return
+        if self.robots.needs_fetch(url):
+            t0 = time.monotonic()
+            await self.robots.afetch_entry(url, self._robots_fetcher(lease, n))
+            # the URL waits for its host's next turn, like any second fetch
+            self.frontier.done(lease, status=200, duration=time.monotonic() - t0,
+                               crawl_delay=self.robots.crawl_delay(url), retry=True)
+            return
+        decision = self.robots.cached_decision(url)
+        if decision is not None and not decision.allowed:
+            self.stats.skipped += 1
+            self.log.write(CrawlLogEntry(status=ROBOTS_SKIP, uri=url, hop_path=lease.hops, via=lease.via,
+                                         thread=n, annotations=["robots:" + (decision.reason or "disallowed")]))
+            self.session.skipped(url, "robots", detail=decision.reason, hops=lease.hops, via=lease.via)
+            self.frontier.skip(lease)
+            return
+        prev = self._previous.get(url)
+        cond = conditional_headers(prev)
+        r = await self.fetcher.fetch(url, headers=cond)
+        self._dns(r, url, n)
+        crawl_delay = self.robots.crawl_delay(url)
+        if r.status <= 0:
+            await self._failed(lease, r, n, crawl_delay)
+            return
+        resp_w, dd = self._archive(r, url, prev)
+        ann = [lease.ledger.annotation()]
+        if dd is not None and dd.annotation:
+            ann.append(dd.annotation)
+        if r.status in (429, 503):
+            outcome = self.frontier.done(lease, status=r.status, duration=r.duration,
+                                         retry_after=r.header("retry-after"), crawl_delay=crawl_delay)
+            retry = outcome == "retry"
+            self.stats.failed += 1
+            self.session.failed(url, f"HTTP {r.status}" + (" (retrying)" if retry else ""), status=r.status,
+                                attempt=lease.attempts + 1, hops=lease.hops, via=lease.via, retry=retry or None)
+            if retry:
+                ann.append(f"retry:{r.header('retry-after') or 'backoff'}")
+            self._log_fetch(r, lease, n, ann, resp_w)
+            return
+        links = self._outlinks(r, lease)
+        self.stats.fetched += 1
+        self.stats.count_status(r.status)
+        self.session.fetched(url, r.status, location=r.location, content_type=r.content_type,
+                             size=len(r.body), etag=r.header("etag"), last_modified=r.header("last-modified"),
+                             duration=round(r.duration, 6), digest=resp_w.payload_digest if resp_w else None,
+                             headers=dict(cond) if cond else None, hops=lease.hops, via=lease.via,
+                             links=len(links) or None)
+        self._log_fetch(r, lease, n, ann, resp_w)
+        revisit_after = None
+        cfg = self.config
+        if cfg.revisit_after is not None and self._revisit_count.get(url, 0) < cfg.revisits:
+            self._revisit_count[url] = self._revisit_count.get(url, 0) + 1
+            revisit_after = cfg.revisit_after
+            if resp_w is not None and 200 <= r.status < 300:
+                self._previous[url] = PreviousCapture(url, date=resp_w.date, record_id=resp_w.record_id,
+                                                      digest=resp_w.payload_digest, etag=r.header("etag"),
+                                                      last_modified=r.header("last-modified"))
+        self.frontier.done(lease, status=r.status, duration=r.duration, crawl_delay=crawl_delay,
+                           revisit_after=revisit_after)
+
+    async def _failed(self, lease: Lease, r: FetchResult, n: int, crawl_delay: Optional[float]) -> None:
+        retry = r.status in RETRY_STATUSES and lease.attempts < self.config.max_retries
+        self.frontier.done(lease, status=r.status, duration=r.duration, crawl_delay=crawl_delay, retry=retry)
+        self.stats.failed += 1
+        self.stats.count_status(r.status)
+        self.session.failed(lease.url, r.error or f"status {r.status}", status=r.status,
+                            attempt=lease.attempts + 1, hops=lease.hops, via=lease.via, retry=retry or None)
+        self._log_fetch(r, lease, n, [lease.ledger.annotation()], None)
+
+    def _log_fetch(self, r: FetchResult, lease: Lease, n: int, ann: List[str], resp_w: Any) -> None:
+        digest: Optional[str] = "auto"
+        if resp_w is not None and self.config.digest == "sha1":
+            digest = resp_w.payload_digest
+        self.log.write(CrawlLogEntry.from_fetch(r, hop_path=lease.hops, via=lease.via, thread=n,
+                                                digest=digest, annotations=ann))
+
+    def _dns(self, r: FetchResult, url: str, n: int) -> None:
+        """The ``dns:`` record and crawl-log line, on the fetch that looked the host up."""
+        if r.dns is None:
+            return
+        block = r.dns.record_block()
+        w = self.writer.write_response(r.dns.uri, block, content_type="text/dns", date=_date(r.dns.started))
+        self.session.record(r.dns.uri, w.filename, w.offset, w.length, type=w.type, record_id=w.record_id)
+        self.log.write(CrawlLogEntry.from_dns(r.dns, via=url, thread=n))
+
+    def _archive(self, r: FetchResult, url: str, prev: Optional[PreviousCapture]) -> Tuple[Any, Any]:
+        """Write the exchange (or a revisit, or nothing) and its session entries; (the response or
+        revisit ``Written`` or None, the dedup ``Decision``)."""
+        from ..warc.content import decode_body
+        from ..warc.writer import new_record_id
+
+        out = self.writer
+        when = _date(r.started)
+        resp_id, req_id = new_record_id(), new_record_id()
+        extra = [("WARC-Truncated", r.truncated)] if r.truncated else None
+        rec = out.builder.response(url, r.response, date=when, ip=r.ip, record_id=resp_id,
+                                   concurrent_to=req_id, extra=extra)
+        digest = rec.get("WARC-Payload-Digest")
+        d = self.dedup.not_modified(url, r.status, prev) if prev is not None else None
+        if d is None:
+            try:
+                size = len(decode_body(r.body, r.header("transfer-encoding"), None))
+            except Exception:
+                size = len(r.body)
+            d = self.dedup.decide(url, digest, size, mime=r.mime, status=r.status)
+        resp_w = None
+        if d.action == "write":
+            resp_w = out.write(rec)
+            self.dedup.written(url, digest, resp_w.date, resp_w.record_id, d.size, status=r.status)
+        elif d.action == "revisit":
+            resp_w = out.write_revisit(url, r.response, date=when, ip=r.ip, record_id=resp_id,
+                                       concurrent_to=req_id, **d.revisit_kwargs())
+            self.stats.revisits += 1
+        if resp_w is None:
+            self.stats.skipped += 1
+            fields = d.skipped_fields()
+            self.session.skipped(fields.pop("url"), fields.pop("reason"), **fields)
+            return None, d
+        req_w = out.write_request(url, r.request, date=when, ip=r.ip, record_id=req_id, concurrent_to=resp_id)
+        for w in (resp_w, req_w):
+            self.session.record(url, w.filename, w.offset, w.length, type=w.type, record_id=w.record_id)
+        return resp_w, d
+
+    def _outlinks(self, r: FetchResult, lease: Lease) -> List[Tuple[str, str]]:
+        """Queue what the response points to; returns (url, hop) of every link found."""
+        found: List[Tuple[str, str]] = []
+        loc = r.location
+        if loc:
+            found.append((loc, "R"))
+        elif 200 <= r.status < 300 and ("html" in r.mime or r.mime == "text/css"):
+            try:
+                payload = r.payload()
+            except Exception:
+                payload = r.body
+            directives = page_directives(self.config.robots, r.headers, payload, self.config.user_agent,
+                                         r.content_type or "")
+            if not directives.nofollow:
+                for link in extract_links(r.url, r.content_type, payload):
+                    found.append((link.url, link.hop))
+        if found:
+            self.session.outlinks(lease.url, [u for u, _ in found], hops="".join(h for _, h in found))
+            for u, h in found:
+                self._offer(u, lease.hops + h, lease.url)
+        return found
+
+    def _robots_fetcher(self, lease: Lease, n: int) -> Callable[[str], Any]:
+        async def fetch(target: str) -> Tuple[int, List[Tuple[str, str]], bytes, str]:
+            r = await self.fetcher.fetch(target)
+            self._dns(r, target, n)
+            hops = lease.hops + "P"
+            entry = Lease(target, lease.host, hops, lease.url, 0, 0, lease.ledger, lease.issued)
+            if r.status <= 0:
+                self.stats.failed += 1
+                self.session.failed(target, r.error or f"status {r.status}", status=r.status, hops=hops,
+                                    via=lease.url)
+                self._log_fetch(r, entry, n, [], None)
+                return 0, [], b"", target
+            resp_w, dd = self._archive(r, target, None)
+            self.stats.fetched += 1
+            self.stats.count_status(r.status)
+            self.session.fetched(target, r.status, location=r.location, content_type=r.content_type,
+                                 size=len(r.body), duration=round(r.duration, 6),
+                                 digest=resp_w.payload_digest if resp_w else None, hops=hops, via=lease.url)
+            ann = [lease.ledger.annotation()] + ([dd.annotation] if dd is not None and dd.annotation else [])
+            self._log_fetch(r, entry, n, ann, resp_w)
+            try:
+                body = r.payload()
+            except Exception:
+                body = r.body
+            return r.status, r.headers, body, target
+        return fetch
+
+    # ---------------------------------------------------------------------------- running
+
+    def stop(self) -> None:
+        """Stop leasing new URLs; the fetches in flight finish and everything is closed cleanly
+        (the frontier keeps what is queued: ``--resume`` continues)."""
+        self._stopping = True
+        self.frontier._wake()
+
+    async def _ticker(self) -> None:
+        last_index = time.monotonic()
+        last_sync = time.monotonic()
+        while True:
+            await asyncio.sleep(0.25)
+            now = time.monotonic()
+            if now - last_sync >= 2.0:
+                self.frontier.sync()        # before the seen set: it must never remember more
+                self.seen.sync()
+                self.log.flush()
+                last_sync = now
+            if now - last_index >= self.config.index_every:
+                self.flush_index()
+                if self.digests is not None:
+                    self.digests.flush()
+                last_index = now
+            if self.progress is not None:
+                self.progress(self)
+
+    async def run(self) -> CrawlStats:
+        self._open()
+        ticker = asyncio.ensure_future(self._ticker())
+        try:
+            workers = [asyncio.ensure_future(self._worker(i)) for i in range(max(1, self.config.concurrency))]
+            await asyncio.gather(*workers)
+        finally:
+            ticker.cancel()
+            try:
+                await ticker
+            except asyncio.CancelledError:
+                pass
+            await self._close()
+        return self.stats
+
+    async def _close(self) -> None:
+        await self.fetcher.close()
+        self.writer.close()
+        self.flush_index("end of crawl")
+        if self.digests is not None:
+            self.digests.flush()
+            self.digests.close()
+        self.frontier.checkpoint()
+        self.frontier.close()
+        self.seen.sync()
+        self.seen.close()
+        self.session.close()
+        self.log.close()
+        if self.progress is not None:
+            self.progress(self)
+
+    # ---------------------------------------------------------------------------- reporting
+
+    @property
+    def done(self) -> bool:
+        return len(self.frontier) == 0 and self.frontier.inflight == 0
+
+    def summary(self) -> str:
+        s = self.stats
+        took = max(1e-9, time.time() - s.started)
+        codes = " ".join(f"{k}:{v}" for k, v in sorted(s.statuses.items()))
+        state = "complete" if self.done else f"stopped with {len(self.frontier)} URLs queued (--resume continues)"
+        return (f"crawl {state}: {s.fetched} fetched, {s.failed} failed, {s.skipped} skipped, "
+                f"{s.revisits} revisits; {s.records} records, {s.bytes:,} bytes in {self.archive_dir}; "
+                f"{s.segments} index segments; {took:.1f} s ({s.fetched / took:.1f} fetches/s)\n"
+                f"statuses: {codes or '-'}\nsession: {self.session_dir}")
+
+
+class Progress:
+    """A live one-screen display on a terminal: refreshed at most once a second, erased at the end."""
+
+    def __init__(self, stream: TextIO = sys.stderr, interval: float = 1.0) -> None:
+        self.stream = stream
+        self.interval = interval
+        self._last = 0.0
+        self._lines = 0
+
+    def __call__(self, c: Crawler) -> None:
+        now = time.monotonic()
+        if now - self._last < self.interval:
+            return
+        self._last = now
+        s = c.stats
+        took = max(1e-9, time.time() - s.started)
+        depths = c.frontier.depths(3)
+        hosts = "  ".join(f"{h} {d}" for h, d in depths) or "-"
+        text = [f"queued {len(c.frontier):>8}  fetched {s.fetched:>8}  failed {s.failed:>6}  "
+                f"skipped {s.skipped:>6}  in flight {c.frontier.inflight:>3}  {s.fetched / took:6.1f}/s  "
+                f"{s.bytes / 1e6:9.1f} MB written",
+                f"hosts {c.frontier.host_count():>6}  deepest queues: {hosts}"]
+        self.clear()
+        self.stream.write("\n".join(line[:200] for line in text) + "\n")
+        self.stream.flush()
+        self._lines = len(text)
+
+    def clear(self) -> None:
+        if self._lines:
+            self.stream.write(f"\x1b[{self._lines}F\x1b[J")
+            self._lines = 0
