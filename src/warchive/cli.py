@@ -19,6 +19,8 @@
     warchive recompress IN OUT [--zstd]   one gzip member (or zstd frame) per record, atomically
     warchive recover FILE.open... [-n]    cut a killed writer's file after its last whole record
     warchive robots FILE --agent NAME URL...             is each URL allowed by this robots.txt?
+    warchive crawl SEEDS... -o COLL [options] | --resume SESSION_OR_COLL [--retry-failed]
+                                          crawl politely into a collection, indexed as it goes
     warchive --version
 
 Errors in archives are reported as one line naming the file and the byte
@@ -123,7 +125,70 @@ def _parser() -> argparse.ArgumentParser:
     _dedup_index_parser(sub)
     _writer_parsers(sub)
     _robots_parser(sub)
+    _crawl_parser(sub)
     return p
+
+
+def _crawl_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    from .capture.crawler import CrawlConfig
+
+    d = CrawlConfig(seeds=[])
+    cr = sub.add_parser("crawl", help="crawl from seeds into a collection (WARCs, index segments, session)",
+                        description="Crawl politely from SEEDS into the collection COLL: WARC files in COLL/archive, "
+                                    "index segments in COLL/indexes as it goes, the session (journal, crawl.log, "
+                                    "frontier, seen set) in COLL/crawls/ID. Ctrl-C stops cleanly; --resume continues "
+                                    "(also after a kill).")
+    cr.add_argument("seeds", nargs="*", metavar="SEED")
+    cr.add_argument("-o", "--output", metavar="COLL", help="collection directory (created if absent)")
+    cr.add_argument("--resume", metavar="SESSION", help="continue a session (its directory, or a collection: "
+                                                        "its latest crawl) with the settings it was started with")
+    cr.add_argument("--retry-failed", action="store_true", help="with --resume: fetch the failed URLs again")
+    g = cr.add_argument_group("politeness")
+    g.add_argument("--delay-factor", type=float, default=d.delay_factor,
+                   help=f"delay = factor x last fetch time (default {d.delay_factor})")
+    g.add_argument("--min-delay", type=float, default=d.min_delay, help=f"seconds (default {d.min_delay})")
+    g.add_argument("--max-delay", type=float, default=d.max_delay, help=f"seconds (default {d.max_delay})")
+    g.add_argument("--crawl-delay-cap", type=float, default=d.crawl_delay_cap,
+                   help=f"robots Crawl-delay honoured up to this (default {d.crawl_delay_cap:g} s)")
+    g.add_argument("--no-politeness", action="store_true", help="no delays at all (your own servers only)")
+    g = cr.add_argument_group("scope")
+    g.add_argument("--scope", choices=("prefix", "host", "domain"), default=d.scope,
+                   help="what the seeds admit: their SURT prefixes (default), their hosts, their domains")
+    g.add_argument("--include", action="append", default=[], metavar="REGEX", help="also accept matching URLs")
+    g.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="reject matching URLs")
+    g.add_argument("--max-hops", type=int, default=d.max_hops, help=f"hops from a seed (default {d.max_hops})")
+    g.add_argument("--max-trans-hops", type=int, default=d.max_trans_hops,
+                   help=f"embeds this many hops off scope (default {d.max_trans_hops})")
+    g = cr.add_argument_group("robots, dedup, WARC")
+    g.add_argument("--robots", choices=("obey", "robotsTxtOnly", "ignore"), default=d.robots)
+    g.add_argument("--dedup", choices=("revisit", "write", "skip"), default=d.dedup,
+                   help="identical payloads: revisit records (default), write in full, or write nothing")
+    g.add_argument("--dedup-min-size", type=int, default=d.dedup_min_size, metavar="BYTES")
+    g.add_argument("--digest", choices=("sha1", "sha256", "blake3"), default=d.digest)
+    g.add_argument("--warc-max-size", type=int, default=d.warc_max_size, metavar="BYTES")
+    g.add_argument("--compression", choices=("gzip", "zstd", "none"), default=d.compression)
+    g.add_argument("--prefix", default=d.prefix, help="WARC file name prefix")
+    g.add_argument("--no-fsync", action="store_true", help="do not fsync closed WARC files (tests)")
+    g = cr.add_argument_group("fetching")
+    g.add_argument("--user-agent", default=d.user_agent)
+    g.add_argument("--from", dest="from_", metavar="EMAIL", help="the From header: who to write to")
+    g.add_argument("-c", "--concurrency", type=int, default=d.concurrency, help=f"fetches at once ({d.concurrency})")
+    g.add_argument("--resolve", action="append", default=[], metavar="HOST=IP",
+                   help="send HOST (or *.DOMAIN) to IP instead of asking DNS (tests, local crawls)")
+    g.add_argument("--port-map", action="append", default=[], metavar="PORT=PORT",
+                   help="connect to the second port for URLs of the first (a test server on 80=8123)")
+    g.add_argument("--timeout", type=float, default=d.read_timeout, help="read timeout in seconds")
+    g.add_argument("--max-size", type=int, default=d.max_size, metavar="BYTES", help="body bytes kept per URL")
+    g = cr.add_argument_group("bookkeeping")
+    g.add_argument("--seen", choices=("exact", "bloom"), default=d.seen)
+    g.add_argument("--max-urls", type=int, help="queue at most this many URLs")
+    g.add_argument("--revisit-after", type=float, metavar="SECONDS",
+                   help="fetch each URL again after this long (conditional: a 304 becomes a revisit)")
+    g.add_argument("--revisits", type=int, default=1, help="how many times (with --revisit-after)")
+    g.add_argument("--index-every", type=float, default=d.index_every, metavar="SECONDS",
+                   help=f"write an index segment this often while crawling (default {d.index_every:g})")
+    g.add_argument("--screenshots", action="store_true", help="render each HTML page in chromium and store a PNG")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress display and no summary")
 
 
 def _robots_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -518,6 +583,82 @@ def cmd_robots(args: argparse.Namespace) -> int:
 
 
 COMMANDS["robots"] = cmd_robots
+
+
+def _pairs(values: List[str], what: str) -> dict:
+    out = {}
+    for v in values:
+        k, sep, val = v.partition("=")
+        if not sep or not k or not val:
+            raise SystemExit(f"warchive crawl: error: {what} {v!r}: expected NAME=VALUE")
+        out[k.strip()] = val.strip()
+    return out
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+
+    from .capture.crawler import CrawlConfig, Crawler, Progress, screenshots_available
+
+    if args.screenshots and not screenshots_available():
+        print("warchive crawl: error: --screenshots is not available in this build "
+              "(warchive.capture.browser is missing)", file=sys.stderr)
+        return 2
+    if args.resume:
+        coll = args.output
+        session = None
+        from .capture.crawler import latest_session
+
+        session = latest_session(args.resume)
+        if coll is None:   # COLL/crawls/ID
+            coll = os.path.dirname(os.path.dirname(os.path.abspath(session)))
+        crawler = Crawler(None, coll, session_dir=session, resume=True, retry_failed=args.retry_failed)
+    else:
+        if not args.seeds or not args.output:
+            print("warchive crawl: error: give SEEDS and -o COLLECTION (or --resume SESSION)", file=sys.stderr)
+            return 2
+        if args.retry_failed:
+            print("warchive crawl: error: --retry-failed goes with --resume", file=sys.stderr)
+            return 2
+        ports = {k: int(v) for k, v in _pairs(args.port_map, "--port-map").items()}
+        cfg = CrawlConfig(seeds=args.seeds, delay_factor=args.delay_factor, min_delay=args.min_delay,
+                          max_delay=args.max_delay, crawl_delay_cap=args.crawl_delay_cap,
+                          politeness_off=args.no_politeness, scope=args.scope, include=args.include,
+                          exclude=args.exclude, max_hops=args.max_hops, max_trans_hops=args.max_trans_hops,
+                          robots=args.robots, dedup=args.dedup, dedup_min_size=args.dedup_min_size,
+                          digest=args.digest, warc_max_size=args.warc_max_size, compression=args.compression,
+                          prefix=args.prefix, fsync=not args.no_fsync, user_agent=args.user_agent,
+                          from_=args.from_, concurrency=args.concurrency,
+                          resolve=_pairs(args.resolve, "--resolve"), port_map=ports, read_timeout=args.timeout,
+                          max_size=args.max_size, seen=args.seen, max_urls=args.max_urls,
+                          revisit_after=args.revisit_after, revisits=args.revisits if args.revisit_after else 0,
+                          index_every=args.index_every, screenshots=args.screenshots)
+        crawler = Crawler(cfg, args.output)
+    show = not args.quiet and sys.stderr.isatty()
+    progress = Progress(sys.stderr) if show else None
+    crawler.progress = progress
+    if not args.quiet:
+        print(f"warchive crawl: session {crawler.session_dir}", file=sys.stderr)
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, crawler.stop)
+            except (NotImplementedError, RuntimeError):
+                pass
+        await crawler.run()
+
+    asyncio.run(run())
+    if progress is not None:
+        progress.clear()
+    if not args.quiet:
+        print(crawler.summary(), file=sys.stderr)
+    return 0
+
+
+COMMANDS["crawl"] = cmd_crawl
 
 
 def main(argv: Optional[List[str]] = None) -> int:
