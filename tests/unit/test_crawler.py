@@ -1,0 +1,332 @@
+"""The crawler against the test web site (tests/testsite.py): politeness from the server's clock,
+robots.txt obeyed, the exact bytes the server sent in the WARC, dedup revisits that resolve, the
+calendar trap stopped by the hop limit, the index written as it goes (cdxj-indexer agrees), and
+SIGKILL then --resume without fetching anything finished again.
+
+Expected values come from the site's definition (what it serves, what robots.txt forbids, the
+Crawl-delay it asks for, how deep the calendar goes), never from an earlier run of the crawler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from testsite import DOMAIN, Site, add_standard_host, html, response_bytes
+from warchive.capture.crawl_log import read_log
+from warchive.capture.crawler import CrawlConfig, Crawler
+from warchive.capture.session_db import read_session
+from warchive.index.query import Index
+from warchive.index.revisits import load_capture
+from warchive.index.segment import Segment
+
+MIN_DELAY = 0.15       # the crawl's min delay (delay factor 0: every host waits exactly this)
+SLOW = "slow." + DOMAIN
+SLOW_DELAY = 0.6       # the Crawl-delay slow.site.test asks for in its robots.txt
+MAX_HOPS = 4
+TOLERANCE = 0.02       # the server sets Hit.done a moment after the client may have read the reply
+
+
+def make_site() -> Site:
+    site = Site()
+    for i in (1, 2):                      # the standard layout (no Crawl-delay: that is host 0's)
+        add_standard_host(site, f"h{i:03d}.{DOMAIN}", i, pages=2)
+    robots = f"User-agent: *\nDisallow: /private/\nCrawl-delay: {SLOW_DELAY}\n".encode()
+    site.add(SLOW, "/robots.txt", response_bytes(200, robots, [("Content-Type", "text/plain")]))
+    ct = [("Content-Type", "text/html")]
+    site.add(SLOW, "/", response_bytes(200, html("slow", '<a href="/a">a</a><a href="/private/x">p</a>'), ct))
+    site.add(SLOW, "/a", response_bytes(200, html("a", '<a href="/b">b</a>'), ct))
+    site.add(SLOW, "/b", response_bytes(200, html("b", "<p>end</p>"), ct))
+    site.add(SLOW, "/private/x", response_bytes(200, html("x", "<p>no</p>"), ct))
+    return site
+
+
+SEEDS = [f"http://h001.{DOMAIN}/", f"http://h002.{DOMAIN}/", f"http://{SLOW}/"]
+
+
+def config(site: Site, **kw) -> CrawlConfig:
+    base = dict(seeds=SEEDS, delay_factor=0.0, min_delay=MIN_DELAY, max_delay=MIN_DELAY, crawl_delay_cap=5.0,
+                max_hops=MAX_HOPS, dedup_min_size=0, fsync=False, concurrency=4, read_timeout=3.0,
+                total_timeout=5.0, resolve={"*." + DOMAIN: "127.0.0.1"}, port_map={"80": site.port},
+                index_every=0.5)
+    base.update(kw)
+    return CrawlConfig(**base)
+
+
+def warc_blocks(coll: Path):
+    """(type, target URI, block bytes, WARC headers) of every record, read by warcio (not by us)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    out = []
+    for p in sorted((coll / "archive").glob("*.warc.gz")):
+        with open(p, "rb") as f:
+            for rec in ArchiveIterator(f, no_record_parse=True):
+                out.append((rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI"),
+                            rec.raw_stream.read(), rec.rec_headers))
+    return out
+
+
+def segment_lines(coll: Path):
+    lines = []
+    for p in sorted((coll / "indexes").glob("*.seg")):
+        s = Segment(str(p))
+        try:
+            lines.extend(bytes(x) for x in s.range(b"", None))
+        finally:
+            s.close()
+    return lines
+
+
+def cdxj_lines(coll: Path, cdxj_indexer):
+    files = sorted((coll / "archive").glob("*.warc.gz"))
+    run = cdxj_indexer(files, [])
+    assert run.error is None, run.error
+    return sorted(ln for ln in run.output.splitlines() if ln)
+
+
+def path_of(uri: str) -> str:
+    return "/" + uri.split("/", 3)[3] if uri.count("/") >= 3 else "/"
+
+
+def host_of(uri: str) -> str:
+    return uri.split("/")[2].split(":")[0]
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory):
+    """One crawl of the site, shared by the tests that inspect it (it takes a few seconds)."""
+    with make_site() as site:
+        coll = tmp_path_factory.mktemp("crawl") / "coll"
+        crawler = Crawler(config(site), str(coll))
+        stats = asyncio.run(crawler.run())
+        yield site, coll, crawler, stats
+
+
+def test_politeness_from_the_server_clock(crawled):
+    site, coll, crawler, stats = crawled
+    by_host = defaultdict(list)
+    for h in site.log:
+        by_host[h.host].append(h)
+    assert set(by_host) == {f"h001.{DOMAIN}", f"h002.{DOMAIN}", SLOW}
+    for host, hits in by_host.items():
+        hits.sort(key=lambda h: h.t)
+        need = SLOW_DELAY if host == SLOW else MIN_DELAY
+        for a, b in zip(hits, hits[1:]):
+            gap = b.t - a.done
+            assert gap >= need - TOLERANCE, f"{host}: {a.target} then {b.target} after {gap:.3f} s (< {need} s)"
+        # 429 with Retry-After: 1 on /busy: the second request waits at least a second
+        busy = [h for h in hits if h.target == "/busy"]
+        if host != SLOW:
+            assert len(busy) == 2 and busy[1].t - busy[0].done >= 1.0 - TOLERANCE
+    # the politeness ledger is in the crawl log
+    log = list(read_log(os.path.join(crawler.session_dir, "crawl.log")))
+    slow = [e for e in log if e.uri.startswith(f"http://{SLOW}/") and e.status == 200 and e.uri != f"http://{SLOW}/robots.txt"]
+    assert slow and all(any(a.startswith("politeness:crawl-delay:0.600s") for a in e.annotations) for e in slow)
+
+
+def test_robots_obeyed_and_logged(crawled):
+    site, coll, crawler, stats = crawled
+    assert not [h for h in site.log if h.target.startswith("/private/")]
+    log = list(read_log(os.path.join(crawler.session_dir, "crawl.log")))
+    blocked = {e.uri for e in log if e.status == -9998}
+    assert blocked == {f"http://h001.{DOMAIN}/private/secret.html", f"http://h002.{DOMAIN}/private/secret.html",
+                       f"http://{SLOW}/private/x"}
+    # robots.txt fetched once per host and archived as an ordinary response record
+    assert all(len(site.hits(host=h, path="/robots.txt")) == 1 for h in (f"h001.{DOMAIN}", f"h002.{DOMAIN}", SLOW))
+    robots_records = [u for t, u, _, _ in warc_blocks(coll) if t in ("response", "revisit") and u.endswith("/robots.txt")]
+    assert len(robots_records) == 3
+    # a dns: record once per host
+    dns = [u for t, u, _, _ in warc_blocks(coll) if u and u.startswith("dns:")]
+    assert sorted(dns) == sorted(f"dns:{h}" for h in (f"h001.{DOMAIN}", f"h002.{DOMAIN}", SLOW))
+
+
+def test_exact_bytes_in_the_warc(crawled):
+    site, coll, crawler, stats = crawled
+    sent = defaultdict(set)       # (host, target) -> response bytes the server wrote
+    received = defaultdict(set)   # (host, target) -> request bytes the server read
+    for h in site.log:
+        sent[(h.host, h.target)].add(h.response)
+        received[(h.host, h.target)].add(h.request)
+    checked = 0
+    for rtype, uri, block, _ in warc_blocks(coll):
+        if not uri or uri.startswith("dns:"):
+            continue
+        key = (host_of(uri), path_of(uri))
+        if rtype == "response":
+            assert block in sent[key], f"{uri}: the WARC block is not what the server sent"
+            checked += 1
+        elif rtype == "request":
+            assert block in received[key], f"{uri}: the WARC request is not what the server read"
+        elif rtype == "revisit":   # the head of what was sent
+            assert any(s.startswith(block) for s in sent[key])
+    # chunked framing, gzip and binaries are among them, as the site sent them
+    kinds = {path_of(u) for t, u, _, _ in warc_blocks(coll) if t in ("response", "revisit") and u
+             and not u.startswith("dns:")}
+    assert {"/chunked.html", "/gzip.html", "/gzip-chunked.html", "/img.png", "/data.bin", "/close.html"} <= kinds
+    assert checked >= 30
+
+
+def test_dedup_revisits_resolve(crawled):
+    site, coll, crawler, stats = crawled
+    records = warc_blocks(coll)
+    revisits = [(u, hd) for t, u, _, hd in records if t == "revisit"]
+    assert revisits, "identical payloads (/dup/a, /dup/b, the same pages on two hosts) gave no revisit"
+    uris = {u for u, _ in revisits}
+    # /dup/b of h001 and h002, /dup/a of the later host: the payload is the same everywhere
+    assert sum(1 for u in uris if u.endswith(("/dup/a", "/dup/b"))) >= 3
+    ix = Index(str(coll))
+    dup = html("duplicate", "<p>the same payload under two URLs</p>")
+    n = 0
+    for u, hd in revisits:
+        if not u.endswith(("/dup/a", "/dup/b")):
+            continue
+        caps = [c for c in ix.query(u) if c.get("mime") == "warc/revisit"]
+        assert caps, f"{u}: its revisit is not in the index written during the crawl"
+        with load_capture(caps[0], index=str(coll)) as cap:
+            assert cap.status == 200 and cap.read() == dup
+            assert cap.resolved_by != "self"
+        n += 1
+    assert n >= 3
+    log = list(read_log(os.path.join(crawler.session_dir, "crawl.log")))
+    assert sum("duplicate:digest" in e.annotations for e in log) == len(revisits)
+
+
+def test_trap_stopped_by_hop_limit(crawled):
+    site, coll, crawler, stats = crawled
+    for host in (f"h001.{DOMAIN}", f"h002.{DOMAIN}"):
+        months = sorted(h.target for h in site.log if h.host == host and h.target.startswith("/calendar/"))
+        # /calendar/2024/01 is one hop from the seed (a link on /), month N is N hops
+        assert months == [f"/calendar/2024/{m:02d}" for m in range(1, MAX_HOPS + 1)]
+    assert crawler.done
+
+
+def test_index_as_it_goes_agrees_with_cdxj_indexer(crawled, cdxj_indexer):
+    site, coll, crawler, stats = crawled
+    ours = sorted(set(segment_lines(coll)))
+    assert len(list((coll / "indexes").glob("*.seg"))) == stats.segments >= 1
+    assert ours == cdxj_lines(coll, cdxj_indexer)
+
+
+def test_session_and_redirects(crawled):
+    site, coll, crawler, stats = crawled
+    s = read_session(os.path.join(crawler.session_dir, "session.journal"))
+    r = s.lookup(f"http://h001.{DOMAIN}/chain/3")
+    assert r is not None and r.status == 302
+    # the chain is followed through the frontier, hop R each time
+    log = {e.uri: e for e in read_log(os.path.join(crawler.session_dir, "crawl.log"))}
+    assert log[f"http://h001.{DOMAIN}/chain/0"].hop_path == "LRRR"
+    assert log[f"http://h001.{DOMAIN}/chain/0"].via == f"http://h001.{DOMAIN}/chain/1"
+    assert log[f"http://h001.{DOMAIN}/page/1"].status == 200
+    # nothing fetched twice except the 429 retry
+    twice = [k for k, v in _counts(site).items() if v > 1]
+    assert sorted(twice) == sorted((f"h00{i}.{DOMAIN}", "/busy") for i in (1, 2))
+
+
+def _counts(site):
+    c = defaultdict(int)
+    for h in site.log:
+        c[(h.host, h.target)] += 1
+    return c
+
+
+def test_conditional_revisit_304(tmp_path):
+    """A URL fetched again with the validators of its first capture: a 304 becomes a
+    server-not-modified revisit referring to the first capture (replayed as a 304 alone, as
+    pywb does: docs/api.md, "How a revisit is resolved", rule 1)."""
+    body = html("etag", "<p>validated</p>")
+    ok = response_bytes(200, body, [("Content-Type", "text/html"), ("ETag", '"v1"')])
+    nm = response_bytes(304, b"", [("ETag", '"v1"')], content_length=False)
+    site = Site()
+    site.add("e." + DOMAIN, "/robots.txt", response_bytes(404, b""))
+    site.add("e." + DOMAIN, "/", lambda req: __import__("testsite").Reply(
+        [nm if any(k.lower() == "if-none-match" and v == '"v1"' for k, v in req.headers) else ok]))
+    with site:
+        coll = tmp_path / "c"
+        cfg = config(site, seeds=[f"http://e.{DOMAIN}/"], revisit_after=0.05, revisits=1, min_delay=0.05,
+                     max_delay=0.05)
+        crawler = Crawler(cfg, str(coll))
+        asyncio.run(crawler.run())
+        hits = site.hits(path="/")
+    assert len(hits) == 2 and b'If-None-Match: "v1"' in hits[1].request
+    recs = warc_blocks(coll)
+    revs = [hd for t, u, _, hd in recs if t == "revisit"]
+    first = [hd for t, u, _, hd in recs if t == "response" and u == f"http://e.{DOMAIN}/"]
+    assert len(revs) == 1 and revs[0].get_header("WARC-Profile").endswith("server-not-modified")
+    assert len(first) == 1
+    assert revs[0].get_header("WARC-Refers-To") == first[0].get_header("WARC-Record-ID")
+    assert revs[0].get_header("WARC-Refers-To-Date") == first[0].get_header("WARC-Date")
+    caps = [c for c in Index(str(coll)).query(f"http://e.{DOMAIN}/") if c.get("mime") == "warc/revisit"]
+    with load_capture(caps[0], index=str(coll)) as cap:
+        assert cap.status == 304
+
+
+def test_screenshots_not_in_this_build(tmp_path, warchive_cli):
+    from warchive.capture.crawler import screenshots_available
+
+    if screenshots_available():
+        pytest.skip("this build has the browser")
+    r = warchive_cli(["crawl", "http://x.test/", "-o", tmp_path / "c", "--screenshots"])
+    assert r.returncode == 2 and b"not available in this build" in r.stderr
+    assert not (tmp_path / "c").exists()
+
+
+# ------------------------------------------------------------------------------------------ kill and resume
+
+
+def test_sigkill_then_resume(tmp_path, cdxj_indexer):
+    """Kill the crawl (SIGKILL) mid-way, resume it: nothing finished is fetched again, it completes,
+    the recovered WARCs index as cdxj-indexer indexes them and the revisits resolve."""
+    coll = tmp_path / "coll"
+    with make_site() as site:
+        args = [sys.executable, "-m", "warchive", "crawl", *SEEDS, "-o", str(coll), "--delay-factor", "0",
+                "--min-delay", "0.1", "--max-delay", "0.1", "--max-hops", str(MAX_HOPS), "--dedup-min-size", "0",
+                "--resolve", f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--no-fsync",
+                "--index-every", "0.3", "-q", "--timeout", "3"]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 30
+        while len(site.log) < 40 and time.time() < deadline and p.poll() is None:
+            time.sleep(0.02)
+        assert p.poll() is None, p.stderr.read().decode() if p.stderr else ""
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        killed_at = time.time()
+        time.sleep(0.2)   # a request the server was still answering ends
+        session_dir = next((coll / "crawls").iterdir())
+        first = read_session(str(session_dir / "session.journal"), skip_errors=True)
+        finished = {r.url for r in first.records() if r.state in ("fetched", "skipped")}
+        assert finished and list((coll / "archive").glob("*.open")), "the kill came too late to test anything"
+        n_before = len(site.log)
+
+        r = subprocess.run([sys.executable, "-m", "warchive", "crawl", "--resume", str(coll), "-q"],
+                           capture_output=True, timeout=120)
+        assert r.returncode == 0, r.stderr.decode()
+        after = site.log[n_before:]
+        again = [f"http://{h.host}{h.target}" for h in after if f"http://{h.host}{h.target}" in finished]
+        assert not again, f"fetched again after resume: {again}"
+        assert all(h.t > killed_at for h in after)
+        # the crawl is complete: everything a single crawl fetches was fetched once (and /busy twice)
+        counts = _counts(site)
+        for host in (f"h001.{DOMAIN}", f"h002.{DOMAIN}"):
+            for path in ("/", "/page/1", "/page/2", "/chain/0", "/dup/a", "/dup/b", "/img.png", "/close.html",
+                         "/calendar/2024/04"):
+                assert counts[(host, path)] >= 1, (host, path)
+        assert counts[(SLOW, "/b")] == 1
+    assert not list((coll / "archive").glob("*.open"))
+    ours = sorted(set(segment_lines(coll)))
+    assert ours == cdxj_lines(coll, cdxj_indexer)
+    ix = Index(str(coll))
+    revisits = [c for c in ix.query(DOMAIN, matchType="domain") if c.get("mime") == "warc/revisit"]
+    assert revisits
+    for c in revisits:
+        with load_capture(c, index=str(coll)) as cap:
+            assert cap.status in (200, 404) and cap.read() is not None
