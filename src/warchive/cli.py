@@ -179,6 +179,8 @@ def _crawl_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
                    help="connect to the second port for URLs of the first (a test server on 80=8123)")
     g.add_argument("--timeout", type=float, default=d.read_timeout, help="read timeout in seconds")
     g.add_argument("--max-size", type=int, default=d.max_size, metavar="BYTES", help="body bytes kept per URL")
+    g.add_argument("--max-retries", type=int, default=d.max_retries,
+                   help=f"attempts after a network failure, 429 or 503 (default {d.max_retries})")
     g = cr.add_argument_group("bookkeeping")
     g.add_argument("--seen", choices=("exact", "bloom"), default=d.seen)
     g.add_argument("--max-urls", type=int, help="queue at most this many URLs")
@@ -631,7 +633,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
                           prefix=args.prefix, fsync=not args.no_fsync, user_agent=args.user_agent,
                           from_=args.from_, concurrency=args.concurrency,
                           resolve=_pairs(args.resolve, "--resolve"), port_map=ports, read_timeout=args.timeout,
-                          max_size=args.max_size, seen=args.seen, max_urls=args.max_urls,
+                          max_size=args.max_size, max_retries=args.max_retries, seen=args.seen, max_urls=args.max_urls,
                           revisit_after=args.revisit_after, revisits=args.revisits if args.revisit_after else 0,
                           index_every=args.index_every, screenshots=args.screenshots)
         crawler = Crawler(cfg, args.output)

@@ -330,3 +330,91 @@ def test_sigkill_then_resume(tmp_path, cdxj_indexer):
     for c in revisits:
         with load_capture(c, index=str(coll)) as cap:
             assert cap.status in (200, 404) and cap.read() is not None
+
+
+def test_retry_failed(tmp_path):
+    """A URL whose only attempt failed (the server closed the connection without a byte) is left
+    alone by a plain --resume and fetched again by --resume --retry-failed."""
+    from testsite import Reply
+
+    ok = response_bytes(200, html("flaky", "<p>second time lucky</p>"), [("Content-Type", "text/html")])
+    site = Site()
+    host = "f." + DOMAIN
+    site.add(host, "/robots.txt", response_bytes(404, b""))
+    site.add(host, "/", response_bytes(200, html("f", '<a href="/flaky">flaky</a>'), [("Content-Type", "text/html")]))
+    site.add(host, "/flaky", lambda req: Reply([], close=True) if req.count == 0 else Reply([ok]))
+    coll = tmp_path / "c"
+    with site:
+        asyncio.run(Crawler(config(site, seeds=[f"http://{host}/"], max_retries=0), str(coll)).run())
+        assert len(site.hits(path="/flaky")) == 1
+        session = next((coll / "crawls").iterdir())
+        s = read_session(str(session / "session.journal"))
+        assert [r.url for r in s.failed()] == [f"http://{host}/flaky"]
+        asyncio.run(Crawler(None, str(coll), session_dir=str(session), resume=True).run())
+        assert len(site.hits(path="/flaky")) == 1          # a failure is final without --retry-failed
+        asyncio.run(Crawler(None, str(coll), session_dir=str(session), resume=True, retry_failed=True).run())
+        flaky = site.hits(path="/flaky")
+        assert len(flaky) == 2 and flaky[1].response == ok
+    s = read_session(str(session / "session.journal"))
+    assert not s.failed() and s.lookup(f"http://{host}/flaky").status == 200
+    assert len(site.hits(path="/")) == 1
+
+
+def test_sigterm_stops_cleanly_and_resume_completes(tmp_path):
+    coll = tmp_path / "coll"
+    with make_site() as site:
+        args = [sys.executable, "-m", "warchive", "crawl", SEEDS[0], "-o", str(coll), "--delay-factor", "0",
+                "--min-delay", "0.1", "--max-delay", "0.1", "--max-hops", "2", "--resolve",
+                f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--no-fsync"]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 30
+        while len(site.log) < 8 and time.time() < deadline and p.poll() is None:
+            time.sleep(0.02)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+        assert p.returncode == 0, err.decode()
+        assert b"stopped with" in err and b"--resume" in err
+        assert not list((coll / "archive").glob("*.open"))     # closed, not cut
+        n = len(site.log)
+        r = subprocess.run([sys.executable, "-m", "warchive", "crawl", "--resume", str(coll)],
+                           capture_output=True, timeout=60)
+        assert r.returncode == 0 and b"crawl complete" in r.stderr, r.stderr.decode()
+        assert len(site.log) > n
+        counts = _counts(site)
+        host = f"h001.{DOMAIN}"
+        assert all(v == 1 for (h, t), v in counts.items() if t != "/busy"), counts
+        assert counts[(host, "/page/2")] == 1 and counts[(host, "/busy")] == 2
+
+
+def test_progress_display():
+    import io
+
+    from warchive.capture.crawler import Progress
+
+    class F:
+        def __len__(self):
+            return 7
+
+        inflight = 2
+
+        def depths(self, n):
+            return [("test,site,h001)", 5), ("test,site,h002)", 2)][:n]
+
+        def host_count(self):
+            return 2
+
+    class C:
+        stats = __import__("warchive.capture.crawler", fromlist=["CrawlStats"]).CrawlStats(fetched=3, failed=1,
+                                                                                          bytes=2_000_000)
+        frontier = F()
+
+    buf = io.StringIO()
+    p = Progress(buf, interval=1.0)
+    p(C())
+    p(C())                     # within the second: not drawn again
+    text = buf.getvalue()
+    assert text.count("queued") == 1 and "fetched        3" in text and "test,site,h001) 5" in text
+    assert "2.0 MB" in text
+    p._last = 0
+    p(C())
+    assert "\x1b[2F\x1b[J" in buf.getvalue()   # the previous two lines are erased before redrawing

@@ -239,6 +239,8 @@ class Crawler:
         self._revisit_count: Dict[str, int] = {}
         self._queued_total = 0
         self.recovered: List[str] = []
+        self._waiting: Set[int] = set()
+        self._tasks: List["asyncio.Future[None]"] = []
 
     # ---------------------------------------------------------------------------- set-up
 
@@ -445,8 +447,15 @@ class Crawler:
 
     async def _worker(self, n: int) -> None:
         while not self._stopping:
-            lease = await self.frontier.get()
+            self._waiting.add(n)
+            try:
+                lease = await self.frontier.get()
+            finally:
+                self._waiting.discard(n)
             if lease is None:
+                return
+            if self._stopping:
+                self.frontier.skip(lease)
                 return
             try:
                 await self._process(lease, n)
@@ -647,7 +656,8 @@ class Crawler:
         """Stop leasing new URLs; the fetches in flight finish and everything is closed cleanly
         (the frontier keeps what is queued: ``--resume`` continues)."""
         self._stopping = True
-        self.frontier._wake()
+        for n in list(self._waiting):   # workers waiting for a host's turn hold no lease
+            self._tasks[n].cancel()
 
     async def _ticker(self) -> None:
         last_index = time.monotonic()
@@ -672,8 +682,10 @@ class Crawler:
         self._open()
         ticker = asyncio.ensure_future(self._ticker())
         try:
-            workers = [asyncio.ensure_future(self._worker(i)) for i in range(max(1, self.config.concurrency))]
-            await asyncio.gather(*workers)
+            self._tasks = [asyncio.ensure_future(self._worker(i)) for i in range(max(1, self.config.concurrency))]
+            for res in await asyncio.gather(*self._tasks, return_exceptions=True):
+                if isinstance(res, BaseException) and not isinstance(res, asyncio.CancelledError):
+                    raise res
         finally:
             ticker.cancel()
             try:
