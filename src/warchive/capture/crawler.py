@@ -586,7 +586,7 @@ class Crawler:
         resp_w = None
         if d.action == "write":
             resp_w = out.write(rec)
-            self.dedup.written(url, digest, resp_w.date, resp_w.record_id, d.size, status=r.status)
+            self.dedup.written(url, digest, resp_w.date or "", resp_w.record_id, d.size, status=r.status)
         elif d.action == "revisit":
             resp_w = out.write_revisit(url, r.response, date=when, ip=r.ip, record_id=resp_id,
                                        concurrent_to=req_id, **d.revisit_kwargs())
