@@ -132,6 +132,7 @@ class CrawlConfig:
     def politeness(self) -> Politeness:
         if self.politeness_off:
             p = Politeness.off()
+            p.crawl_delay_cap = 0.0     # "no delays at all" includes robots.txt's Crawl-delay
         else:
             p = Politeness(delay_factor=self.delay_factor, min_delay=self.min_delay, max_delay=self.max_delay,
                            crawl_delay_cap=self.crawl_delay_cap)
