@@ -227,6 +227,13 @@ def test_session_and_redirects(crawled):
     assert log[f"http://h001.{DOMAIN}/chain/0"].hop_path == "LRRR"
     assert log[f"http://h001.{DOMAIN}/chain/0"].via == f"http://h001.{DOMAIN}/chain/1"
     assert log[f"http://h001.{DOMAIN}/page/1"].status == 200
+    # the 429 and its retry in the crawl log (Heritrix's "2t"; ours: the Retry-After honoured)
+    busy = [e for e in read_log(os.path.join(crawler.session_dir, "crawl.log")) if e.uri == f"http://h001.{DOMAIN}/busy"]
+    assert [e.status for e in busy] == [429, 200]
+    assert "retry-after:1s" in busy[0].annotations and "2t" in busy[1].annotations
+    assert any(a.startswith("politeness:retry-after:1.000s") for a in busy[1].annotations)
+    assert not any(a.endswith("t") and a[:-1].isdigit() for e in log.values() if not e.uri.endswith("/busy")
+                   for a in e.annotations)
     # nothing fetched twice except the 429 retry
     twice = [k for k, v in _counts(site).items() if v > 1]
     assert sorted(twice) == sorted((f"h00{i}.{DOMAIN}", "/busy") for i in (1, 2))

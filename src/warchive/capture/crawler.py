@@ -241,6 +241,7 @@ class Crawler:
         self._queued_total = 0
         self.recovered: List[str] = []
         self._waiting: Set[int] = set()
+        self._prereq: Set[str] = set()    # URLs queued again after their host's robots.txt was fetched
         self._tasks: List["asyncio.Future[None]"] = []
 
     # ---------------------------------------------------------------------------- set-up
@@ -486,12 +487,16 @@ class Crawler:
             # the URL waits for its host's next turn, like any second fetch
             self.frontier.done(lease, status=200, duration=time.monotonic() - t0,
                                crawl_delay=self.robots.crawl_delay(url), retry=True)
+            self._prereq.add(url)      # that "retry" is no failed attempt
             return
+        if url in self._prereq:
+            self._prereq.discard(url)
+            lease.attempts = max(0, lease.attempts - 1)
         decision = self.robots.cached_decision(url)
         if decision is not None and not decision.allowed:
             self.stats.skipped += 1
             self.log.write(CrawlLogEntry(status=ROBOTS_SKIP, uri=url, hop_path=lease.hops, via=lease.via,
-                                         thread=n, annotations=["robots:" + (decision.reason or "disallowed")]))
+                                         thread=n))
             self.session.skipped(url, "robots", detail=decision.reason, hops=lease.hops, via=lease.via)
             self.frontier.skip(lease)
             return
@@ -505,6 +510,8 @@ class Crawler:
             return
         resp_w, dd = self._archive(r, url, prev)
         ann = [lease.ledger.annotation()]
+        if lease.attempts:
+            ann.insert(0, f"{lease.attempts + 1}t")
         if dd is not None and dd.annotation:
             ann.append(dd.annotation)
         if r.status in (429, 503):
@@ -514,8 +521,9 @@ class Crawler:
             self.stats.failed += 1
             self.session.failed(url, f"HTTP {r.status}" + (" (retrying)" if retry else ""), status=r.status,
                                 attempt=lease.attempts + 1, hops=lease.hops, via=lease.via, retry=retry or None)
-            if retry:
-                ann.append(f"retry:{r.header('retry-after') or 'backoff'}")
+            ra = r.header("retry-after")
+            if ra is not None and ra.strip().isdigit():
+                ann.append(f"retry-after:{int(ra.strip())}s")
             self._log_fetch(r, lease, n, ann, resp_w)
             return
         links = self._outlinks(r, lease)
