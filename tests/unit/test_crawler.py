@@ -425,3 +425,21 @@ def test_progress_display():
     p._last = 0
     p(C())
     assert "\x1b[2F\x1b[J" in buf.getvalue()   # the previous two lines are erased before redrawing
+
+
+def test_robots_unreachable_is_a_failure(tmp_path):
+    """robots.txt answering 503 (RFC 9309: disallow everything) is no verdict on the URL: the crawl
+    log says -61, the session counts it failed, and nothing but robots.txt was requested."""
+    site = Site()
+    host = "down." + DOMAIN
+    site.add(host, "/robots.txt", response_bytes(503, b"down\n"))
+    site.add(host, "/", response_bytes(200, html("x", "<p>x</p>"), [("Content-Type", "text/html")]))
+    coll = tmp_path / "c"
+    with site:
+        c = Crawler(config(site, seeds=[f"http://{host}/"]), str(coll))
+        asyncio.run(c.run())
+        assert [h.target for h in site.log] == ["/robots.txt"]
+    log = {e.uri: e for e in read_log(os.path.join(c.session_dir, "crawl.log"))}
+    assert log[f"http://{host}/"].status == -61 and log[f"http://{host}/robots.txt"].status == 503
+    s = read_session(os.path.join(c.session_dir, "session.journal"))
+    assert [r.url for r in s.failed()] == [f"http://{host}/"]

@@ -47,15 +47,16 @@ from .dedup import Deduplicator, DigestIndex, PreviousCapture, conditional_heade
 from .fetch import FetchResult, Fetcher, StaticResolver, SystemResolver
 from .frontier import Frontier, Lease, Politeness
 from .links import extract_links
-from .robots import RobotsCache, page_directives
+from .robots import UNREACHABLE, RobotsCache, page_directives
 from .scope import Scope
 from .seen import open_seen
 from .session_db import SessionDB, read_session
 
 __all__ = ["CrawlConfig", "Crawler", "CrawlStats", "CrawlError", "session_dirs", "latest_session",
-           "screenshots_available", "ROBOTS_SKIP", "SCOPE_SKIP"]
+           "screenshots_available", "ROBOTS_SKIP", "SCOPE_SKIP", "PREREQ_FAILED", "Progress"]
 
 ROBOTS_SKIP = -9998      # Heritrix: blocked by robots.txt
+PREREQ_FAILED = -61     # Heritrix: the robots.txt prerequisite could not be fetched
 SCOPE_SKIP = -5000       # Heritrix: out of scope (logged for seeds only; outlinks are just not queued)
 CONFIG = "config.json"
 JOURNAL = "session.journal"
@@ -310,7 +311,7 @@ class Crawler:
             if st in ("fetched", "skipped"):
                 self._finished_before.add(r.url)
             elif st == "failed":
-                last = r.fields()[-1] if r.last is not None else {}
+                last = next((f for f in reversed(r.fields()) if f.get("kind") == "failed"), {})
                 if not last.get("retry"):      # a final failure: --retry-failed brings it back
                     self._finished_before.add(r.url)
         self._session_snapshot = s
@@ -493,6 +494,18 @@ class Crawler:
             self._prereq.discard(url)
             lease.attempts = max(0, lease.attempts - 1)
         decision = self.robots.cached_decision(url)
+        entry = self.robots.entry(url)
+        if (decision is not None and not decision.allowed and entry is not None
+                and entry.status == UNREACHABLE and not entry.stale):
+            # robots.txt could not be had (5xx, network): nothing may be fetched now; Heritrix's -61,
+            # a failure that --retry-failed takes up again
+            self.stats.failed += 1
+            self.log.write(CrawlLogEntry(status=PREREQ_FAILED, uri=url, hop_path=lease.hops, via=lease.via,
+                                         thread=n))
+            self.session.failed(url, f"robots.txt unreachable: {entry.error or entry.http_status}",
+                                status=PREREQ_FAILED, hops=lease.hops, via=lease.via)
+            self.frontier.skip(lease)
+            return
         if decision is not None and not decision.allowed:
             self.stats.skipped += 1
             self.log.write(CrawlLogEntry(status=ROBOTS_SKIP, uri=url, hop_path=lease.hops, via=lease.via,
