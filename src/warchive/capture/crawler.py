@@ -311,7 +311,7 @@ class Crawler:
             if st in ("fetched", "skipped"):
                 self._finished_before.add(r.url)
             elif st == "failed":
-                last = next((f for f in reversed(r.fields()) if f.get("kind") == "failed"), {})
+                last: Dict[str, Any] = next((f for f in reversed(r.fields()) if f.get("kind") == "failed"), {})
                 if not last.get("retry"):      # a final failure: --retry-failed brings it back
                     self._finished_before.add(r.url)
         self._session_snapshot = s
