@@ -443,3 +443,34 @@ def test_robots_unreachable_is_a_failure(tmp_path):
     assert log[f"http://{host}/"].status == -61 and log[f"http://{host}/robots.txt"].status == 503
     s = read_session(os.path.join(c.session_dir, "session.journal"))
     assert [r.url for r in s.failed()] == [f"http://{host}/"]
+
+
+def test_page_hooks(tmp_path):
+    """The hook --screenshots uses: called once per archived HTML page with its response record; a
+    hook that fails is recorded in the journal and the crawl goes on."""
+    site = Site()
+    host = "p." + DOMAIN
+    site.add(host, "/robots.txt", response_bytes(404, b""))
+    site.add(host, "/", response_bytes(200, html("p", '<a href="/b">b</a><img src="/i.png">'),
+                                       [("Content-Type", "text/html")]))
+    site.add(host, "/b", response_bytes(200, html("b", "<p>b</p>"), [("Content-Type", "text/html")]))
+    site.add(host, "/i.png", response_bytes(200, b"\x89PNG...", [("Content-Type", "image/png")]))
+    seen = []
+
+    async def hook(crawler, url, result, written):
+        seen.append((url, written.type, written.target_uri))
+        crawler.writer.write_resource("urn:test:" + url, b"x", "text/plain")
+        if url.endswith("/b"):
+            raise RuntimeError("boom")
+
+    coll = tmp_path / "c"
+    with site:
+        c = Crawler(config(site, seeds=[f"http://{host}/"]), str(coll))
+        c.page_hooks.append(hook)
+        asyncio.run(c.run())
+    assert sorted(seen) == [(f"http://{host}/", "response", f"http://{host}/"),
+                            (f"http://{host}/b", "response", f"http://{host}/b")]
+    assert len(Index(str(coll)).query(f"urn:test:http://{host}/")) == 1
+    s = read_session(os.path.join(c.session_dir, "session.journal"))
+    kinds = [f["kind"] for r in s.records() for f in r.fields()]
+    assert kinds.count("page-hook-failed") == 1

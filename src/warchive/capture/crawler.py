@@ -38,7 +38,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, TextIO, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Set, TextIO, Tuple
 
 from .. import __version__
 from ..errors import ArchiveError
@@ -195,6 +195,10 @@ def latest_session(path: str) -> str:
     return dirs[-1]
 
 
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _date(t: float) -> datetime:
     return datetime.fromtimestamp(t, timezone.utc)
 
@@ -241,6 +245,9 @@ class Crawler:
         self._revisit_count: Dict[str, int] = {}
         self._queued_total = 0
         self.recovered: List[str] = []
+        # async (crawler, url, FetchResult, Written) -> None, after each HTML page (200) is archived:
+        # where --screenshots plugs in warchive.capture.browser (see screenshots_available)
+        self.page_hooks: List[Callable[["Crawler", str, FetchResult, Any], Awaitable[None]]] = []
         self._waiting: Set[int] = set()
         self._prereq: Set[str] = set()    # URLs queued again after their host's robots.txt was fetched
         self._tasks: List["asyncio.Future[None]"] = []
@@ -559,6 +566,21 @@ class Crawler:
                                                       last_modified=r.header("last-modified"))
         self.frontier.done(lease, status=r.status, duration=r.duration, crawl_delay=crawl_delay,
                            revisit_after=revisit_after)
+        if self.page_hooks and resp_w is not None and r.status == 200 and "html" in r.mime:
+            await self._run_page_hooks(url, r, resp_w)
+
+    async def _run_page_hooks(self, url: str, r: FetchResult, resp_w: Any) -> None:
+        """Each hook gets (crawler, url, fetch result, the page's response or revisit Written) after
+        the page is archived and its host released; what a hook writes goes through ``self.writer``."""
+        for hook in self.page_hooks:
+            try:
+                await hook(self, url, r, resp_w)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:   # a hook (screenshots) never stops the crawl
+                self.session.append({"kind": "page-hook-failed", "url": url, "t": _now_iso(),
+                                     "hook": getattr(hook, "__name__", repr(hook)),
+                                     "reason": f"{type(e).__name__}: {e}"})
 
     async def _failed(self, lease: Lease, r: FetchResult, n: int, crawl_delay: Optional[float]) -> None:
         retry = r.status in RETRY_STATUSES and lease.attempts < self.config.max_retries
