@@ -195,6 +195,14 @@ def latest_session(path: str) -> str:
     return dirs[-1]
 
 
+def _human(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
+
+
 def _now_iso() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -792,7 +800,7 @@ class Progress:
         hosts = "  ".join(f"{h} {d}" for h, d in depths) or "-"
         text = [f"queued {len(c.frontier):>8}  fetched {s.fetched:>8}  failed {s.failed:>6}  "
                 f"skipped {s.skipped:>6}  in flight {c.frontier.inflight:>3}  {s.fetched / took:6.1f}/s  "
-                f"{s.bytes / 1e6:9.1f} MB written",
+                f"{_human(s.bytes):>9} written",
                 f"hosts {c.frontier.host_count():>6}  deepest queues: {hosts}"]
         self.clear()
         self.stream.write("\n".join(line[:200] for line in text) + "\n")
