@@ -92,10 +92,15 @@ def test_same_fetch_needs_no_network_at_all(run):
     async def go():
         async with shooter(host_map={"nothing.test": "127.0.0.1"}) as s:
             return [await s.screenshot(u, response=raw) for u in ("http://unresolvable.test/p",
-                                                                  "https://secure.unresolvable.test/")]
+                                                                  "https://secure.unresolvable.test",
+                                                                  "http://UPPER.unresolvable.test/a b?q=é")]
 
-    for shot in run(go()):
+    shots = run(go())
+    for shot in shots:
         assert colours(shot)[1] == BLUE and shot.mode == B.SAME_FETCH and shot.status == 200
+    # Chromium requests the URL normalized; the page is still the one served from the capture
+    assert shots[1].final_url == "https://secure.unresolvable.test/"
+    assert shots[2].final_url == "http://upper.unresolvable.test/a%20b?q=%C3%A9"
 
 
 def test_parallel_fetches_the_live_page(site, run):

@@ -507,8 +507,7 @@ class Screenshotter:
             return
         try:
             got: Optional[Captured] = None
-            if job.response is not None and not job.page_served and _same_url(url, job.url) \
-                    and route.request.is_navigation_request():
+            if job.response is not None and not job.page_served and _is_main_navigation(route):
                 job.page_served = True
                 got = job.response
             elif job.resources is not None:
@@ -532,14 +531,16 @@ class Screenshotter:
                 pass
 
 
-def _same_url(a: str, b: str) -> bool:
-    """Chromium normalizes what it requests ('http://x' -> 'http://x/'; no fragment)."""
-    return a.split("#", 1)[0] == b.split("#", 1)[0] or a.split("#", 1)[0] == _with_path(b.split("#", 1)[0])
-
-
-def _with_path(url: str) -> str:
-    p = urlsplit(url)
-    return url + "/" if p.netloc and not p.path and not p.query else url
+def _is_main_navigation(route: "Route") -> bool:
+    """The page's own document: the first navigation of the main frame after goto (matched by
+    role, not by URL, since Chromium normalizes what it requests: case, escapes, a "/" path)."""
+    req = route.request
+    if not req.is_navigation_request():
+        return False
+    try:
+        return req.frame.parent_frame is None
+    except Exception:   # no frame (a service worker's request)
+        return False
 
 
 # --------------------------------------------------------------------------- records
