@@ -236,3 +236,19 @@ def test_screenshot_record_indexed_found_and_loaded(site, run, tmp_path, cdxj_in
     assert colours(shot) == (GREEN, RED)
     out = warchive_cli(["lookup", "urn:screenshot:" + url, str(coll)])
     assert out.returncode == 0 and json.loads(out.stdout.split(b" ", 2)[2])["digest"] == cap["digest"]
+
+
+def test_a_failing_resources_lookup_is_reported(site, run):
+    version(site, 1)
+    raw = site.raw_get("/")
+
+    def broken(url):
+        raise OSError("disk gone")
+
+    async def go():
+        async with shooter() as s:
+            with pytest.raises(B.ScreenshotError) as e:
+                await s.screenshot(site.url("/"), response=raw, resources=broken)
+            return str(e.value)
+
+    assert "disk gone" in run(go())

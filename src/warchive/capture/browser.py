@@ -263,6 +263,7 @@ class _Job:
         self.from_network = 0
         self.blocked: List[str] = []
         self.blocked_count = 0
+        self.error: Optional[str] = None    # resources() raised: the caller's bug, reported, not hidden
 
     def block(self, url: str) -> None:
         self.blocked_count += 1
@@ -451,11 +452,16 @@ class Screenshotter:
             except PlaywrightTimeout:
                 pass   # a page that keeps polling is still shot
         png = await page.screenshot(type="png", full_page=self.full_page, timeout=self.timeout * 1000)
+        if job.error:
+            raise ScreenshotError(job.url, job.error)
         when = _dt.datetime.now(_dt.timezone.utc)
         if self._ua is None:
             self._ua = str(await page.evaluate("navigator.userAgent"))
         final = page.url
         await page.goto("about:blank")   # stop scripts and timers before the slot is reused
+        for other in page.context.pages:  # popups the page opened
+            if other is not page:
+                await other.close()
         slot.used += 1
         if slot.used >= self.recycle_every:
             await self._drop(slot)
@@ -511,8 +517,14 @@ class Screenshotter:
                 job.page_served = True
                 got = job.response
             elif job.resources is not None:
-                found = job.resources(url)
-                got = await found if inspect.isawaitable(found) else found
+                try:
+                    found = job.resources(url)
+                    got = await found if inspect.isawaitable(found) else found
+                except Exception as e:
+                    job.error = job.error or f"resources({url!r}) raised {type(e).__name__}: {e}"
+                    job.block(url)
+                    await route.abort("failed")
+                    return
                 if got is not None:
                     job.from_capture += 1
             if got is not None:
