@@ -140,6 +140,7 @@ def test_the_browser_reaches_only_what_is_allowed(site, other_site, run):
     assert set(site.paths()) == {"/", "/style.css", "/own.png"}
     assert shot.blocked_count >= 4 and f"{other_site.origin}/img.png" in shot.blocked
     assert f"http://localhost:{other_site.port}/img2.png" in shot.blocked
+    assert f"ws://127.0.0.1:{other_site.port}/ws" in shot.blocked
     assert colours(shot) == (GREEN, RED)
     # the same page with the other origin allowed does reach it: the check above can fail
     run(go([site.origin, other_site.origin]))
@@ -184,9 +185,24 @@ def test_timeouts_and_recovery(site, run):
 
 
 def test_concurrency_is_bounded_and_pages_are_reused(site, run):
+    import threading
+    import time
+
     version(site, 1)
+    lock, state = threading.Lock(), {"now": 0, "max": 0}
+
+    def slow_page(i):
+        def serve(req):
+            with lock:
+                state["now"] += 1
+                state["max"] = max(state["max"], state["now"])
+            time.sleep(0.3)
+            with lock:
+                state["now"] -= 1
+            return page(RED if i % 2 else BLUE)
+        return serve
     for i in range(6):
-        site.pages[f"/p{i}"] = page(RED if i % 2 else BLUE)
+        site.pages[f"/p{i}"] = slow_page(i)
 
     async def go():
         s = shooter(concurrency=2, recycle_every=100)
@@ -199,6 +215,7 @@ def test_concurrency_is_bounded_and_pages_are_reused(site, run):
     shots, contexts, browser = run(go())
     assert [colours(x)[1] for x in shots] == [BLUE, RED] * 3
     assert len(contexts) == 2
+    assert state["max"] == 2          # two pages at a time, never more
     assert browser is not None and not browser.is_connected()   # closed cleanly
 
 
@@ -252,3 +269,18 @@ def test_a_failing_resources_lookup_is_reported(site, run):
             return str(e.value)
 
     assert "disk gone" in run(go())
+
+
+def test_full_page(site, run):
+    site.pages["/"] = (200, [("Content-Type", "text/html")],
+                       b'<body style="margin:0"><div style="height:700px;background:rgb(0,0,255)"></div>'
+                       b'<div style="height:100px;background:rgb(255,0,0)"></div></body>')
+
+    async def go():
+        async with shooter(full_page=True) as s:
+            return await s.screenshot(site.url("/"))
+
+    shot = run(go())
+    img = pngutil.decode(shot.png)
+    assert (img.width, img.height) == (VIEW[0], 800) and shot.full_page
+    assert img.pixel(5, 5) == BLUE and img.pixel(5, 750) == RED

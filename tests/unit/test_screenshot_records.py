@@ -83,11 +83,14 @@ def test_key_is_the_surt_packages(url):
 
 def test_index_line_equals_cdxj_indexer(tmp_path, cdxj_indexer, warchive_cli):
     paths, _, written = write(tmp_path, [shot(), shot(rgb=(0, 0, 255), mode=B.PARALLEL)])
+    for args in ([], ["--cdx11"], ["--records", "all"]):
+        peer = cdxj_indexer(paths, args)
+        assert peer.error is None, peer.stderr
+        ours = warchive_cli(["index", *args, *paths])
+        assert ours.returncode == 0, ours.stderr
+        assert ours.stdout == peer.output, args
+        assert b"urn:screenshot:" in ours.stdout
     peer = cdxj_indexer(paths, [])
-    assert peer.error is None, peer.stderr
-    ours = warchive_cli(["index", *paths])
-    assert ours.returncode == 0, ours.stderr
-    assert ours.stdout == peer.output
     lines = [ln for ln in peer.output.splitlines(keepends=True) if ln.startswith(b"urn:screenshot:")]
     assert len(lines) == 2
     # the crawler's index-as-it-goes line is the same line
