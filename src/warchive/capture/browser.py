@@ -424,6 +424,9 @@ class Screenshotter:
             except ScreenshotError:
                 await self._drop(slot)
                 raise
+            except asyncio.CancelledError:
+                slot.page = None   # mid-navigation: the next call replaces the context (no await here)
+                raise
             except Exception as e:
                 await self._drop(slot)
                 if self._browser is None or not self._browser.is_connected():
