@@ -35,9 +35,7 @@ def _need_pywb():
 
 
 @pytest.fixture(scope="module")
-def archive(tmp_path_factory, ):
-    from conftest import run_warchive
-
+def archive(tmp_path_factory, warchive_cli):
     d = tmp_path_factory.mktemp("shots")
     png = pngutil.encode_solid(40, 30, (10, 200, 30))
     shot = B.Screenshot(PAGE, png, B.PARALLEL, PAGE, 200, "chromium", "156", "UA", (40, 30), 1.0, False,
@@ -46,7 +44,7 @@ def archive(tmp_path_factory, ):
         resp, _ = w.write_exchange(PAGE, b"GET / HTTP/1.1\r\n\r\n", RESPONSE, date="2026-11-29T12:00:00Z")
         B.write_screenshot(w, shot, page_record_id=resp.record_id)
     cdxj = d / "index.cdxj"
-    out = run_warchive(["index", "--sort", *w.closed_files, "-o", cdxj])
+    out = warchive_cli(["index", "--sort", *w.closed_files, "-o", cdxj])
     assert out.returncode == 0, out.stderr
     return w.closed_files, cdxj, png
 

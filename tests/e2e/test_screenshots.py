@@ -1,7 +1,7 @@
 """Screenshots in Debian's chromium: same fetch and parallel, what the browser may reach, records
 written, indexed, found by page URL and loaded back.
 
-Pages are served by tests/e2e/conftest.py's Site on 127.0.0.1 (a port picked at run time).
+Pages are served by tests/localsite.py's Site on 127.0.0.1 (a port picked at run time).
 The test page is red with a 100×100 box at the top left that its stylesheet colours green;
 version 2 of the site is blue with a yellow box, so a pixel says which bytes were rendered.
 """
@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+import localsite
 import pngutil
 from warchive.capture import browser as B
 from warchive.collection import add_warcs
@@ -22,7 +23,31 @@ from warchive.index.query import Index
 from warchive.index.revisits import load_capture
 from warchive.warc.writer import WarcWriter
 
-pytestmark = pytest.mark.usefixtures("need_browser")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def need_browser():
+    localsite.require_browser()
+
+
+@pytest.fixture
+def site():
+    s = localsite.Site()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def other_site():
+    s = localsite.Site()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def run():
+    """Run a coroutine to completion in a fresh event loop."""
+    return asyncio.run
 
 VIEW = (320, 240)
 RED, GREEN, BLUE, YELLOW = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 0)

@@ -1,12 +1,13 @@
-"""Browser tests: Debian's chromium driven by Playwright, against servers on 127.0.0.1.
+"""Helpers of the browser tests (tests/e2e): a logging HTTP server on 127.0.0.1 and the
+check that Debian's chromium and Playwright are there.
 
-They skip when Playwright or chromium is missing, unless WARCHIVE_REQUIRE_BROWSER=1
-(scripts/test.sh sets it, so CI cannot pass by skipping them).
+Browser tests skip when Playwright or chromium is missing, unless
+WARCHIVE_REQUIRE_BROWSER=1 (scripts/test.sh sets it, so CI cannot pass by
+skipping them): ``require_browser()`` decides.
 """
 
 from __future__ import annotations
 
-import asyncio
 import http.server
 import os
 import socket
@@ -29,8 +30,8 @@ def _why_no_browser() -> Optional[str]:
     return None
 
 
-@pytest.fixture(scope="session")
-def need_browser():
+def require_browser() -> None:
+    """Skip the calling test (or fail it under WARCHIVE_REQUIRE_BROWSER=1) without a browser."""
     why = _why_no_browser()
     if why:
         if os.environ.get("WARCHIVE_REQUIRE_BROWSER") == "1":
@@ -104,23 +105,3 @@ class Site:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-@pytest.fixture
-def site():
-    s = Site()
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def other_site():
-    s = Site()
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def run():
-    """Run a coroutine to completion in a fresh event loop."""
-    return lambda coro: asyncio.run(coro)
