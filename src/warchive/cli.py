@@ -18,6 +18,7 @@
     warchive check WARC... [-v]           verify digests and structure of every record
     warchive recompress IN OUT [--zstd]   one gzip member (or zstd frame) per record, atomically
     warchive recover FILE.open... [-n]    cut a killed writer's file after its last whole record
+    warchive robots FILE --agent NAME URL...             is each URL allowed by this robots.txt?
     warchive --version
 
 Errors in archives are reported as one line naming the file and the byte
@@ -121,7 +122,20 @@ def _parser() -> argparse.ArgumentParser:
     _session_parsers(sub)
     _dedup_index_parser(sub)
     _writer_parsers(sub)
+    _robots_parser(sub)
     return p
+
+
+def _robots_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    ro = sub.add_parser("robots", help="check URLs against a robots.txt file (RFC 9309)",
+                        description="Print 'allowed' or 'disallowed' for each URL, as a crawler with the "
+                                    "given user agent reads the robots.txt FILE (RFC 9309).")
+    ro.add_argument("file", metavar="FILE", help="the robots.txt file ('-' for standard input)")
+    ro.add_argument("urls", nargs="+", metavar="URL", help="absolute URLs or paths (/dir/page.html)")
+    ro.add_argument("-a", "--agent", required=True, metavar="NAME",
+                    help="the crawler's product token or user-agent string (matched case-insensitively)")
+    ro.add_argument("-v", "--explain", action="store_true",
+                    help="also print the URL and the rule that decided (tab-separated)")
 
 
 def _session_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -485,6 +499,25 @@ COMMANDS = {"sort": cmd_sort, "merge": cmd_merge, "build": cmd_build, "zipnum": 
 COMMANDS["session"] = cmd_session
 COMMANDS["dedup-index"] = cmd_dedup_index
 COMMANDS.update({"check": cmd_check, "recompress": cmd_recompress, "recover": cmd_recover})
+
+
+def cmd_robots(args: argparse.Namespace) -> int:
+    from .capture.robots import RobotsTxt
+
+    if args.file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(args.file, "rb") as f:
+            data = f.read()
+    rules = RobotsTxt.parse(data).rules_for(args.agent)
+    for url in args.urls:
+        d = rules.decide(url)
+        word = "allowed" if d.allowed else "disallowed"
+        print(f"{word}\t{url}\t{d.reason}" if args.explain else word)
+    return 0
+
+
+COMMANDS["robots"] = cmd_robots
 
 
 def main(argv: Optional[List[str]] = None) -> int:
