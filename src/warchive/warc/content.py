@@ -129,6 +129,24 @@ def _chunked_blocks(stream: BinaryIO):
         yield data
 
 
+def decode_body(body: bytes, transfer_encoding: Optional[str] = None,
+                content_encoding: Optional[str] = None) -> bytes:
+    """The entity body as a browser sees it: ``body`` (the bytes after an HTTP head, as they came
+    off the wire) de-chunked when ``transfer_encoding`` is ``chunked`` and decoded by
+    ``content_encoding``, with the same forgiving rules as ``content_stream``. A truncated body
+    gives what could be decoded of it. The fetcher uses this for link extraction and digests."""
+    if content_encoding and _decoder(content_encoding) is None:
+        content_encoding = None
+    chunked = (transfer_encoding or "").strip().lower() == "chunked"
+    if not chunked and not content_encoding:
+        return body
+    raw = io.BytesIO(body)
+    blocks = _chunked_blocks(raw) if chunked else _raw_blocks(raw)
+    if not content_encoding:
+        return b"".join(blocks)
+    return _Decoded(blocks, content_encoding).read()
+
+
 def content_stream(record) -> io.RawIOBase:
     """De-chunked, decoded payload of ``record`` (its raw payload when it has no HTTP head)."""
     payload = record.payload
