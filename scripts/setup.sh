@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up warchive on a fresh Debian/Ubuntu machine:
 #   system libraries the kernels link (ISA-L, libdeflate, zlib, zstd headers),
-#   a virtual environment in .venv with warchive installed (and EXTRAS, e.g. "test").
+#   a virtual environment in .venv with warchive installed (and EXTRAS, e.g. "test"),
+#   and Debian's chromium when EXTRAS has "test" or "browser" or BROWSER=1 (screenshots;
+#   Playwright drives it through executable_path, so `playwright install` is never run).
 #
 #   bash scripts/setup.sh [EXTRAS]
 #   VENV=.venv-zlib CMAKE_DEFINES="WARCHIVE_USE_ISAL=OFF WARCHIVE_USE_LIBDEFLATE=OFF" bash scripts/setup.sh test
@@ -9,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS="libisal-dev libdeflate-dev zlib1g-dev libzstd-dev"
+case ",${1:-}," in *,test,*|*,browser,*) BROWSER=${BROWSER:-1} ;; esac
+if [ "${BROWSER:-0}" = 1 ]; then PKGS="$PKGS chromium fonts-liberation"; fi
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -16,7 +20,8 @@ done
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else SUDO="none"; fi
   if [ "$SUDO" = none ] || ! command -v apt-get >/dev/null; then
-    echo "warchive: please install$missing (the kernels then use ISA-L/libdeflate; zlib alone works but is slower)" >&2
+    echo "warchive: please install$missing (the kernels then use ISA-L/libdeflate; zlib alone works but is slower;" \
+         "chromium makes screenshots)" >&2
   else
     echo "[setup] apt-get install$missing"
     $SUDO apt-get update -qq

@@ -3,13 +3,14 @@
 # Extra arguments go to pytest (e.g. -m slow for the long fuzz runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh test
+bash scripts/setup.sh test  # "test" also apt-installs chromium and pip-installs playwright (tests/e2e)
+export WARCHIVE_REQUIRE_BROWSER=1   # so the browser tests fail here instead of skipping
 bash scripts/setup_pywb.sh   # pywb 2.10 in .venv-pywb: the CDX API oracle (tests/pywb_oracle.py)
 .venv/bin/python -m mypy
 .venv/bin/python -m pytest -q "$@"
 
 # The kernels must also work where neither ISA-L nor libdeflate exists (zlib alone):
 # build that variant and run the reader and indexer tests against it.
-VENV=.venv-zlib CMAKE_DEFINES="WARCHIVE_USE_ISAL=OFF WARCHIVE_USE_LIBDEFLATE=OFF" bash scripts/setup.sh test
+BROWSER=0 VENV=.venv-zlib CMAKE_DEFINES="WARCHIVE_USE_ISAL=OFF WARCHIVE_USE_LIBDEFLATE=OFF" bash scripts/setup.sh test
 .venv-zlib/bin/python -m pytest -q -x tests/differential/test_offsets_vs_warcio.py tests/unit/test_bad_input.py \
     tests/unit/test_zst.py tests/differential/test_cdxj_vs_cdxj_indexer.py

@@ -397,3 +397,25 @@ def test_hostile_responses_never_raise(shared_site, head, lines, tail):
     assert sent.startswith(r.response)
     r.payload()
     assert (r.status > 0) == (r.head_length > 0)
+
+
+def test_robots_cache_through_the_fetcher(web_site):
+    """The robots module's cache, fed by the fetcher: each host's robots.txt of the test site."""
+    from warchive.capture.robots import RobotsCache
+    cache = RobotsCache("warchive-test")
+    archived = []
+
+    async def go():
+        async with fetcher(web_site) as f:
+            async def robots_fetch(url):
+                r = await f.fetch(url)
+                archived.append(r)      # the crawler writes it to the WARC like any response
+                return r.robots_view()
+            return [await cache.adecide(f"http://{h}{p}", robots_fetch)
+                    for h, p in [("h000.site.test", "/private/secret.html"), ("h000.site.test", "/page/1"),
+                                 ("gone.site.test", "/x")]]
+    private, page, gone = run(go())
+    assert not private.allowed and page.allowed
+    assert cache.crawl_delay("http://h000.site.test/") == 1.0
+    assert gone.allowed      # a 404 robots.txt: everything allowed (RFC 9309 2.3.1.3)
+    assert [r.url for r in archived] == ["http://h000.site.test/robots.txt", "http://gone.site.test/robots.txt"]

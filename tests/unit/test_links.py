@@ -181,13 +181,6 @@ def test_extract_links_by_type():
     assert extract_links(BASE, None, b'<a href="h">') == []
 
 
-def test_meta_robots():
-    links = extract_links(BASE, "text/html", b'<META NAME="Robots" CONTENT="NoIndex, NOFOLLOW"><a href="x">')
-    assert links.robots == {"noindex", "nofollow"} and [link.hop for link in links] == ["L"]
-    assert extract_html('<meta name="googlebot" content="nofollow">', BASE).robots == frozenset()
-    assert extract_links(BASE, "text/css", b"").robots == frozenset()
-
-
 def test_charsets():
     doc = '<meta charset="iso-8859-1"><a href="caf\u00e9">'.encode("latin-1")
     assert pairs(doc) == [("http://ex.test/dir/caf\u00e9", "L")]

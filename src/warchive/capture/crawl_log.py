@@ -25,8 +25,6 @@ it must not decide statuses or annotations: the crawler does.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
 import re
 import threading
@@ -39,6 +37,7 @@ __all__ = ["CrawlLogEntry", "CrawlLog", "format_line", "parse_line", "read_log",
            "fetch_timestamp", "CrawlLogError", "sha1_label", "NO_TYPE"]
 
 from ..errors import ArchiveError
+from ..warc.digest import digest_one
 
 
 class CrawlLogError(ArchiveError, ValueError):
@@ -72,7 +71,8 @@ class CrawlLogEntry:
                    digest: Optional[str] = "auto", source: Optional[str] = None,
                    annotations: Iterable[str] = ()) -> "CrawlLogEntry":
         """The entry of a ``warchive.capture.fetch.FetchResult``: status, body size, MIME, fetch
-        begin and duration, the payload's ``sha1:`` digest (``digest="auto"``, or the writer's),
+        begin and duration, the ``sha1:`` digest of the transfer-decoded body, as the writer's
+        WARC-Payload-Digest (``digest="auto"``; or pass the writer's),
         and ``lenTrunc``/``timeTrunc``/``disconnectTrunc`` and ``err=...`` annotations after the caller's own."""
         ann = list(annotations)
         if result.truncated == "length":
@@ -84,7 +84,7 @@ class CrawlLogEntry:
         if result.status < 0 and result.error:
             ann.append("err=" + _ERR_WORDS.get(result.status, "fetch"))
         if digest == "auto":
-            digest = sha1_label(result.payload()) if result.status > 0 else None
+            digest = sha1_label(result.transfer_decoded()) if result.status > 0 else None
         got_head = result.status > 0
         return cls(status=result.status, uri=result.url, size=len(result.body) if got_head else None,
                    hop_path=hop_path, via=via, mime=result.mime if got_head and result.content_type else None,
@@ -117,7 +117,7 @@ _ERR_WORDS = {-2: "connect-failed", -3: "connection-lost", -4: "timeout", -5: "r
 
 def sha1_label(payload: bytes) -> str:
     """``sha1:`` + the base32 SHA-1 of ``payload``: the digest as crawl.log and WARC headers write it."""
-    return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
+    return digest_one("sha1", payload)
 
 
 def log_timestamp(t: float) -> str:

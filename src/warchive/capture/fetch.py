@@ -207,10 +207,20 @@ class FetchResult:
         """The body as it came off the wire (still chunked and encoded)."""
         return self.response[self.head_length:]
 
+    def transfer_decoded(self) -> bytes:
+        """The body with chunked framing removed, Content-Encoding kept: what WARC-Payload-Digest
+        and the crawl log's digest are taken over (WARC 1.1, 6.3.2)."""
+        return decode_body(self.body, self.header("transfer-encoding"), None)
+
     def payload(self) -> bytes:
-        """The body de-chunked and decoded (Content-Encoding gzip, deflate, br): what links are
-        extracted from and what the payload digest is taken over."""
+        """The body de-chunked and decoded (Content-Encoding gzip, deflate, br), as a browser sees
+        it: what links are extracted from."""
         return decode_body(self.body, self.header("transfer-encoding"), self.header("content-encoding"))
+
+    def robots_view(self) -> Tuple[int, List[Tuple[str, str]], bytes, str]:
+        """What ``warchive.capture.robots.RobotsCache`` asks of a fetch: (status, headers, decoded
+        body, URL fetched), status 0 when no response head came back (the cache follows redirects)."""
+        return (max(self.status, 0), self.headers, self.payload() if self.status > 0 else b"", self.url)
 
     @property
     def content_type(self) -> Optional[str]:

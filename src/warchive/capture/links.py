@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Set, Tuple, Union
 from urllib.parse import urljoin
 
-__all__ = ["Link", "Links", "HtmlLinkExtractor", "extract_html", "extract_css", "extract_links", "SKIPPED_SCHEMES"]
+__all__ = ["Link", "HtmlLinkExtractor", "extract_html", "extract_css", "extract_links", "SKIPPED_SCHEMES"]
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,6 @@ class Link:
     url: str        # absolute, without fragment
     hop: str        # "L", "E", "R" or "X"
     context: str    # where it was found: "a/@href", "img/@srcset", "style/url()", "css/@import", ...
-
-
-class Links(List[Link]):
-    """The links of one document (a list), and its ``<meta name="robots">`` directives in
-    ``robots`` (lower case: ``{"noindex", "nofollow"}``) for the crawler's robots policy."""
-
-    robots: frozenset = frozenset()
 
 
 SKIPPED_SCHEMES = frozenset({"javascript", "mailto", "data", "tel", "about", "blob", "file", "vbscript", "sms",
@@ -251,7 +244,6 @@ class HtmlLinkExtractor:
         self._tail = ""                 # the last characters received, for a needle cut in two
         self._based = False
         self._closed = False
-        self.robots: Set[str] = set()   # <meta name="robots" content="..."> directives, lower case
         self._decoder = codecs.getincrementaldecoder(_codec(encoding))(errors="replace")
 
     # -- input
@@ -470,8 +462,6 @@ class HtmlLinkExtractor:
             if "imagesrcset" in attrs:
                 self._value(attrs["imagesrcset"], "E", "link/@imagesrcset", "srcset")
         elif name == "meta":
-            if attrs.get("name", "").strip().lower() == "robots":
-                self.robots.update(attrs.get("content", "").lower().replace(",", " ").split())
             if attrs.get("http-equiv", "").strip().lower() == "refresh":
                 url = _refresh_url(attrs.get("content", ""))
                 if url:
@@ -520,28 +510,26 @@ def sniff_charset(content_type: Optional[str], head: bytes) -> Optional[str]:
     return m.group(1).decode("ascii") if m else None
 
 
-def extract_html(data: Union[bytes, str], base_url: str, encoding: Optional[str] = None) -> Links:
+def extract_html(data: Union[bytes, str], base_url: str, encoding: Optional[str] = None) -> List[Link]:
     """Links of a whole HTML document (bytes are decoded by ``encoding``, else as sniffed)."""
     if isinstance(data, bytes) and encoding is None:
         encoding = sniff_charset(None, data)
     ex = HtmlLinkExtractor(base_url, encoding)
     ex.feed(data)
-    out = Links(ex.close())
-    out.robots = frozenset(ex.robots)
-    return out
+    return ex.close()
 
 
 _HTML_TYPES = {"text/html", "application/xhtml+xml", "application/xml+xhtml", "text/xhtml"}
 
 
-def extract_links(url: str, content_type: Optional[str], payload: bytes) -> Links:
+def extract_links(url: str, content_type: Optional[str], payload: bytes) -> List[Link]:
     """The outlinks of a fetched payload (de-chunked and decoded), chosen by its MIME type:
     HTML and XHTML through the tokenizer, CSS through the CSS scanner, anything else none.
-    ``.robots`` holds an HTML page's meta robots directives (the crawler decides what they mean)."""
+    Meta robots and X-Robots-Tag are ``warchive.capture.robots.page_directives``'s job."""
     mime = (content_type or "").split(";", 1)[0].strip().lower()
     if mime in _HTML_TYPES:
         return extract_html(payload, url, sniff_charset(content_type, payload))
     if mime == "text/css":
         enc = _codec(sniff_charset(content_type, b""))
-        return Links(extract_css(payload.decode(enc, "replace"), url))
-    return Links()
+        return extract_css(payload.decode(enc, "replace"), url)
+    return []
