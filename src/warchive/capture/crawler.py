@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import OrderedDict
 import os
 import sys
 import time
@@ -61,6 +62,8 @@ SCOPE_SKIP = -5000       # Heritrix: out of scope (logged for seeds only; outlin
 CONFIG = "config.json"
 JOURNAL = "session.journal"
 RETRY_STATUSES = (-2, -3, -4, -404)   # network failures worth another attempt
+RESOURCE_MAX = 4 << 20       # captures kept for screenshots: each at most this big ...
+RESOURCES_BYTES = 64 << 20   # ... and this much in all (least recently captured dropped first)
 
 
 class CrawlError(ArchiveError):
@@ -166,6 +169,7 @@ class CrawlStats:
     records: int = 0         # WARC records written
     bytes: int = 0           # WARC bytes written (compressed)
     segments: int = 0        # index segments written
+    screenshots: int = 0     # screenshot resource records written
     started: float = field(default_factory=time.time)
     statuses: Dict[int, int] = field(default_factory=dict)
 
@@ -256,6 +260,9 @@ class Crawler:
         # async (crawler, url, FetchResult, Written) -> None, after each HTML page (200) is archived:
         # where --screenshots plugs in warchive.capture.browser (see screenshots_available)
         self.page_hooks: List[Callable[["Crawler", str, FetchResult, Any], Awaitable[None]]] = []
+        self.shots: Any = None
+        self._resources: "OrderedDict[str, bytes]" = OrderedDict()   # recent captures, for screenshots
+        self._resources_bytes = 0
         self._waiting: Set[int] = set()
         self._prereq: Set[str] = set()    # URLs queued again after their host's robots.txt was fetched
         self._tasks: List["asyncio.Future[None]"] = []
@@ -537,6 +544,8 @@ class Crawler:
             await self._failed(lease, r, n, crawl_delay)
             return
         resp_w, dd = self._archive(r, url, prev)
+        if self.shots is not None:
+            self._keep_resource(url, r)
         ann = [lease.ledger.annotation()]
         if lease.attempts:
             ann.insert(0, f"{lease.attempts + 1}t")
@@ -576,6 +585,48 @@ class Crawler:
                            revisit_after=revisit_after)
         if self.page_hooks and resp_w is not None and r.status == 200 and "html" in r.mime:
             await self._run_page_hooks(url, r, resp_w)
+
+    # ---------------------------------------------------------------------------- screenshots
+
+    async def _start_screenshots(self) -> None:
+        """--screenshots: one Screenshotter for the crawl, a page hook rendering each HTML page from
+        the bytes just fetched (same fetch: the browser reaches no network), subresources from
+        what the crawl captured so far (the rest is blocked and listed in the record's metadata)."""
+        from .browser import BrowserUnavailable, Screenshotter
+
+        hosts = {k: v for k, v in self.config.resolve.items() if not k.startswith("*")}
+        shots = Screenshotter(concurrency=max(1, min(2, self.config.concurrency)), host_map=hosts or None)
+        try:
+            await shots.__aenter__()
+        except BrowserUnavailable as e:
+            raise CrawlError(f"--screenshots: {e}") from None
+        self.shots = shots
+        self.page_hooks.append(self._screenshot)
+
+    def _keep_resource(self, url: str, r: FetchResult) -> None:
+        if r.status == 200 and len(r.response) <= RESOURCE_MAX:
+            self._resources[url] = r.response
+            self._resources.move_to_end(url)
+            self._resources_bytes += len(r.response)
+            while self._resources_bytes > RESOURCES_BYTES and self._resources:
+                _, old = self._resources.popitem(last=False)
+                self._resources_bytes -= len(old)
+
+    def _resource(self, url: str) -> Any:
+        from .browser import Captured
+
+        data = self._resources.get(url)
+        return Captured.from_http(url, data) if data is not None else None
+
+    async def _screenshot(self, crawler: "Crawler", url: str, r: FetchResult, page: Any) -> None:
+        from .browser import Captured, write_screenshot
+
+        assert self.shots is not None
+        shot = await self.shots.screenshot(url, response=Captured.from_http(url, r.response), resources=self._resource)
+        w = write_screenshot(self.writer, shot, page_record_id=page.record_id, page_date=page.date)
+        self.stats.screenshots += 1
+        self.session.record(url, w.filename, w.offset, w.length, type=w.type, record_id=w.record_id,
+                            target=w.target_uri)
 
     async def _run_page_hooks(self, url: str, r: FetchResult, resp_w: Any) -> None:
         """Each hook gets (crawler, url, fetch result, the page's response or revisit Written) after
@@ -732,6 +783,12 @@ class Crawler:
 
     async def run(self) -> CrawlStats:
         self._open()
+        if self.config.screenshots:
+            try:
+                await self._start_screenshots()
+            except BaseException:
+                await self._close()
+                raise
         ticker = asyncio.ensure_future(self._ticker())
         try:
             self._tasks = [asyncio.ensure_future(self._worker(i)) for i in range(max(1, self.config.concurrency))]
@@ -748,6 +805,9 @@ class Crawler:
         return self.stats
 
     async def _close(self) -> None:
+        if self.shots is not None:
+            await self.shots.close()
+            self.shots = None
         await self.fetcher.close()
         self.writer.close()
         self.flush_index("end of crawl")
@@ -775,7 +835,7 @@ class Crawler:
         codes = " ".join(f"{k}:{v}" for k, v in sorted(s.statuses.items()))
         state = "complete" if self.done else f"stopped with {len(self.frontier)} URLs queued (--resume continues)"
         return (f"crawl {state}: {s.fetched} fetched, {s.failed} failed, {s.skipped} skipped, "
-                f"{s.revisits} revisits; {s.records} records, {s.bytes:,} bytes in {self.archive_dir}; "
+                f"{s.revisits} revisits{f', {s.screenshots} screenshots' if s.screenshots else ''}; {s.records} records, {s.bytes:,} bytes in {self.archive_dir}; "
                 f"{s.segments} index segments; {took:.1f} s ({s.fetched / took:.1f} fetches/s)\n"
                 f"statuses: {codes or '-'}\nsession: {self.session_dir}")
 
