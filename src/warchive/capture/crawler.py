@@ -669,7 +669,6 @@ class Crawler:
     def _archive(self, r: FetchResult, url: str, prev: Optional[PreviousCapture]) -> Tuple[Any, Any]:
         """Write the exchange (or a revisit, or nothing) and its session entries; (the response or
         revisit ``Written`` or None, the dedup ``Decision``)."""
-        from ..warc.content import decode_body
         from ..warc.writer import new_record_id
 
         out = self.writer
@@ -682,8 +681,8 @@ class Crawler:
         d = self.dedup.not_modified(url, r.status, prev) if prev is not None else None
         if d is None:
             try:
-                size = len(decode_body(r.body, r.header("transfer-encoding"), None))
-            except Exception:
+                size = len(r.transfer_decoded())
+            except Exception:   # broken chunking: the body as received
                 size = len(r.body)
             d = self.dedup.decide(url, digest, size, mime=r.mime, status=r.status)
         resp_w = None
@@ -747,10 +746,9 @@ class Crawler:
             ann = [lease.ledger.annotation()] + ([dd.annotation] if dd is not None and dd.annotation else [])
             self._log_fetch(r, entry, n, ann, resp_w)
             try:
-                body = r.payload()
-            except Exception:
-                body = r.body
-            return r.status, r.headers, body, target
+                return r.robots_view()
+            except Exception:   # a body that will not decode: RobotsTxt.parse never raises on content
+                return r.status, r.headers, r.body, target
         return fetch
 
     # ---------------------------------------------------------------------------- running
