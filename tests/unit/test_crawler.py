@@ -277,13 +277,14 @@ def test_conditional_revisit_304(tmp_path):
         assert cap.status == 304
 
 
-def test_screenshots_not_in_this_build(tmp_path, warchive_cli):
-    from warchive.capture.crawler import screenshots_available
+def test_screenshots_not_in_this_build(tmp_path, monkeypatch, capsys):
+    """A build without warchive.capture.browser refuses --screenshots before touching anything."""
+    import warchive.capture.crawler as crawler_mod
+    from warchive.cli import main
 
-    if screenshots_available():
-        pytest.skip("this build has the browser")
-    r = warchive_cli(["crawl", "http://x.test/", "-o", tmp_path / "c", "--screenshots"])
-    assert r.returncode == 2 and b"not available in this build" in r.stderr
+    monkeypatch.setattr(crawler_mod, "screenshots_available", lambda: False)
+    assert main(["crawl", "http://x.test/", "-o", str(tmp_path / "c"), "--screenshots"]) == 2
+    assert "not available in this build" in capsys.readouterr().err
     assert not (tmp_path / "c").exists()
 
 
