@@ -336,7 +336,7 @@ class Crawler:
                 last: Dict[str, Any] = next((f for f in reversed(r.fields()) if f.get("kind") == "failed"), {})
                 if not last.get("retry"):      # a final failure: --retry-failed brings it back
                     self._finished_before.add(r.url)
-        self._session_snapshot = s
+        self._session_snapshot: Any = s
 
     def _requeue_failed(self, journal: str) -> None:
         s = getattr(self, "_session_snapshot", None) or read_session(journal, skip_errors=True)
@@ -381,8 +381,10 @@ class Crawler:
         segment holds yet."""
         from ..warc.check import recover
 
-        opened = sorted(n for n in os.listdir(self.archive_dir)
-                        if n.endswith(".open") and n.startswith(self.config.prefix + "-"))
+        # only files this session wrote records into: another crawl into the collection may be
+        # writing its own .open files right now
+        ours = {os.path.basename(e.warc or "") for r in self._session_snapshot.records() for e in r.records}
+        opened = sorted(n for n in os.listdir(self.archive_dir) if n.endswith(".open") and n[:-5] in ours)
         for n in opened:
             rec = recover(os.path.join(self.archive_dir, n))
             self.recovered.append(rec.path)
