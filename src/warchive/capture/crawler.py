@@ -558,6 +558,9 @@ class Crawler:
                                          retry_after=r.header("retry-after"), crawl_delay=crawl_delay)
             retry = outcome == "retry"
             self.stats.failed += 1
+            self.session.fetched(url, r.status, content_type=r.content_type, size=len(r.body),
+                                 duration=round(r.duration, 6), digest=resp_w.payload_digest if resp_w else None,
+                                 hops=lease.hops, via=lease.via)
             self.session.failed(url, f"HTTP {r.status}" + (" (retrying)" if retry else ""), status=r.status,
                                 attempt=lease.attempts + 1, hops=lease.hops, via=lease.via, retry=retry or None)
             ra = r.header("retry-after")
@@ -666,6 +669,8 @@ class Crawler:
         block = r.dns.record_block()
         w = self.writer.write_response(r.dns.uri, block, content_type="text/dns", date=_date(r.dns.started))
         self.session.record(r.dns.uri, w.filename, w.offset, w.length, type=w.type, record_id=w.record_id)
+        self.session.fetched(r.dns.uri, 1, content_type="text/dns", size=len(block),
+                             duration=round(r.dns.duration, 6), digest=w.payload_digest, via=url)
         self.log.write(CrawlLogEntry.from_dns(r.dns, via=url, thread=n))
 
     def _archive(self, r: FetchResult, url: str, prev: Optional[PreviousCapture]) -> Tuple[Any, Any]:
