@@ -330,8 +330,8 @@ class Crawler:
         s = read_session(journal, skip_errors=True)
         for r in s.records():
             st = r.state
-            if st in ("fetched", "skipped"):
-                self._finished_before.add(r.url)
+            if st == "skipped" or (st == "fetched" and r.status not in (429, 503)):
+                self._finished_before.add(r.url)   # (a 429/503 is followed by its failed entry)
             elif st == "failed":
                 last: Dict[str, Any] = next((f for f in reversed(r.fields()) if f.get("kind") == "failed"), {})
                 if not last.get("retry"):      # a final failure: --retry-failed brings it back
