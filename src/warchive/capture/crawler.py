@@ -266,6 +266,7 @@ class Crawler:
         self._waiting: Set[int] = set()
         self._prereq: Set[str] = set()    # URLs queued again after their host's robots.txt was fetched
         self._tasks: List["asyncio.Future[None]"] = []
+        self._segments: List[str] = []    # index segments this run wrote
 
     # ---------------------------------------------------------------------------- set-up
 
@@ -445,7 +446,38 @@ class Crawler:
         path = _segment_name(self.index_dir, "crawl")
         write_segment(sorted(set(lines)), path, source=f"crawl {os.path.basename(self.session_dir)} ({why})")
         self.stats.segments += 1
+        self._segments.append(path)
         return path
+
+    def _merge_segments(self) -> None:
+        """At the end: this run's segments (one per rollover and per ``index_every``) become one,
+        so that a long crawl leaves one segment, not thousands. Readers holding a merged one keep
+        reading it (an unlinked file stays readable while open); new readers see the merged one."""
+        import heapq
+
+        from ..collection import _segment_name
+        from ..index.segment import Segment, write_segment
+
+        parts = [p for p in self._segments if os.path.exists(p)]
+        if len(parts) < 2:
+            return
+        opened = [Segment(p) for p in parts]
+        out = _segment_name(self.index_dir, "crawl")
+        try:
+            def unique() -> Any:
+                last = None
+                for line in heapq.merge(*[s.range(b"", None) for s in opened]):
+                    if line != last:
+                        yield line
+                        last = line
+            write_segment(unique(), out, source=f"crawl {os.path.basename(self.session_dir)} "
+                                                f"(merge of {len(parts)} segments)")
+        finally:
+            for seg in opened:
+                seg.close()
+        for p in parts:
+            os.unlink(p)
+        self._segments = [out]
 
     # ---------------------------------------------------------------------------- adding URLs
 
@@ -816,6 +848,7 @@ class Crawler:
         await self.fetcher.close()
         self.writer.close()
         self.flush_index("end of crawl")
+        self._merge_segments()
         if self.digests is not None:
             self.digests.flush()
             self.digests.close()
