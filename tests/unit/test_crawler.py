@@ -502,3 +502,62 @@ def test_resume_skips_what_the_session_says_is_finished(tmp_path):
         again = Crawler(None, str(coll), session_dir=c.session_dir, resume=True)
         stats = asyncio.run(again.run())
         assert len(site.log) == n and stats.skipped == 2 and stats.fetched == 0
+
+
+@pytest.mark.slow
+def test_killed_three_times(tmp_path, cdxj_indexer):
+    """Five hosts, SIGKILL three times at different points, resumed each time: nothing finished
+    before a kill is fetched after it, the last run completes, the index agrees with cdxj-indexer."""
+    hosts = [f"h{i:03d}.{DOMAIN}" for i in range(1, 6)]
+    site = Site()
+    for i, h in enumerate(hosts, 1):
+        add_standard_host(site, h, i, pages=4)
+    coll = tmp_path / "coll"
+    with site:
+        base = [sys.executable, "-m", "warchive", "crawl"]
+        first = [*(f"http://{h}/" for h in hosts), "-o", str(coll), "--delay-factor", "0", "--min-delay", "0.05",
+                 "--max-delay", "0.05", "--max-hops", "6", "--dedup-min-size", "0", "--resolve",
+                 f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--no-fsync", "--index-every", "0.2",
+                 "-q", "--timeout", "3", "-c", "3"]
+        args = first
+        for threshold in (30, 70, 110):
+            p = subprocess.Popen(base + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            deadline = time.time() + 60
+            while len(site.log) < threshold and time.time() < deadline and p.poll() is None:
+                time.sleep(0.01)
+            assert p.poll() is None, "the crawl ended before the kill"
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait()
+            time.sleep(0.2)
+            session = next((coll / "crawls").iterdir())
+            s = read_session(str(session / "session.journal"), skip_errors=True)
+            finished = {r.url for r in s.records() if r.state in ("fetched", "skipped") and r.status not in (429, 503)}
+            n = len(site.log)
+            args = ["--resume", str(coll), "-q"]
+            r = subprocess.run(base + args, capture_output=True, timeout=180) if threshold == 110 else None
+            if r is None:
+                # the next round's process resumes; check after it what it fetched
+                p2 = subprocess.Popen(base + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                deadline = time.time() + 60
+                while len(site.log) < threshold + 15 and time.time() < deadline and p2.poll() is None:
+                    time.sleep(0.01)
+                if p2.poll() is None:
+                    os.kill(p2.pid, signal.SIGKILL)
+                p2.wait()
+            else:
+                assert r.returncode == 0, r.stderr.decode()
+            again = [f"http://{h.host}{h.target}" for h in site.log[n:] if f"http://{h.host}{h.target}" in finished]
+            assert not again, f"fetched again after resume: {again}"
+        r = subprocess.run(base + ["--resume", str(coll)], capture_output=True, timeout=180)
+        assert r.returncode == 0 and b"crawl complete" in r.stderr, r.stderr.decode()
+        counts = _counts(site)
+        for h in hosts:
+            for path in ("/", "/page/4", "/chain/0", "/dup/b", "/calendar/2024/06", "/close.html"):
+                assert counts[(h, path)] >= 1, (h, path)
+    assert not list((coll / "archive").glob("*.open"))
+    assert sorted(set(segment_lines(coll))) == cdxj_lines(coll, cdxj_indexer)
+    ix = Index(str(coll))
+    for c in ix.query(DOMAIN, matchType="domain"):
+        if c.get("mime") == "warc/revisit":
+            with load_capture(c, index=str(coll)) as cap:
+                assert cap.status is not None and cap.read() is not None
