@@ -561,3 +561,27 @@ def test_killed_three_times(tmp_path, cdxj_indexer):
         if c.get("mime") == "warc/revisit":
             with load_capture(c, index=str(coll)) as cap:
                 assert cap.status is not None and cap.read() is not None
+
+
+def test_size_limit_truncates(tmp_path):
+    """A body over --max-size is cut there: the record says WARC-Truncated: length, the crawl log
+    lenTrunc, and the bytes kept are the first bytes the server sent."""
+    site = Site()
+    host = "big." + DOMAIN
+    body = bytes(range(256)) * 4096
+    sent = response_bytes(200, body, [("Content-Type", "application/octet-stream")])
+    site.add(host, "/robots.txt", response_bytes(404, b""))
+    site.add(host, "/", response_bytes(200, html("big", '<a href="/big.bin">big</a>'), [("Content-Type", "text/html")]))
+    site.add(host, "/big.bin", sent)
+    coll = tmp_path / "c"
+    with site:
+        c = Crawler(config(site, seeds=[f"http://{host}/"], max_size=100_000), str(coll))
+        asyncio.run(c.run())
+    rec = [(b, hd) for t, u, b, hd in warc_blocks(coll) if t == "response" and u.endswith("/big.bin")]
+    assert len(rec) == 1
+    block, hd = rec[0]
+    assert hd.get_header("WARC-Truncated") == "length"
+    head = sent.index(b"\r\n\r\n") + 4
+    assert sent.startswith(block) and len(block) - head >= 100_000 and len(block) < len(sent)
+    log = {e.uri: e for e in read_log(os.path.join(c.session_dir, "crawl.log"))}
+    assert "lenTrunc" in log[f"http://{host}/big.bin"].annotations
