@@ -585,3 +585,37 @@ def test_size_limit_truncates(tmp_path):
     assert sent.startswith(block) and len(block) - head >= 100_000 and len(block) < len(sent)
     log = {e.uri: e for e in read_log(os.path.join(c.session_dir, "crawl.log"))}
     assert "lenTrunc" in log[f"http://{host}/big.bin"].annotations
+
+
+def test_politeness_holds_across_a_kill(tmp_path):
+    """The first fetch of a host after --resume waits the host's delay counted from its last fetch
+    before the kill (the session journal's times), not from the restart."""
+    delay = 1.5
+    site = Site()
+    host = "k." + DOMAIN
+    site.add(host, "/robots.txt", response_bytes(404, b""))
+    ct = [("Content-Type", "text/html")]
+    site.add(host, "/", response_bytes(200, html("k", "".join(f'<a href="/{i}">{i}</a>' for i in range(4))), ct))
+    for i in range(4):
+        site.add(host, f"/{i}", response_bytes(200, html(str(i), "<p>x</p>"), ct))
+    coll = tmp_path / "c"
+    with site:
+        args = [sys.executable, "-m", "warchive", "crawl", f"http://{host}/", "-o", str(coll), "--delay-factor", "0",
+                "--min-delay", str(delay), "--max-delay", str(delay), "--resolve", f"*.{DOMAIN}=127.0.0.1",
+                "--port-map", f"80={site.port}", "--no-fsync", "-q"]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 30
+        while len(site.log) < 3 and time.time() < deadline:
+            time.sleep(0.005)
+        while not site.log[-1].done and time.time() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.1)   # the crawler has the reply and records it
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        n = len(site.log)
+        r = subprocess.run([sys.executable, "-m", "warchive", "crawl", "--resume", str(coll), "-q"],
+                           capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr.decode()
+        assert len(site.log) > n
+        gap = site.log[n].t - site.log[n - 1].done
+        assert gap >= delay - TOLERANCE, f"first fetch after the restart {gap:.3f} s after the last one"

@@ -46,7 +46,7 @@ from ..errors import ArchiveError
 from .crawl_log import CrawlLog, CrawlLogEntry
 from .dedup import Deduplicator, DigestIndex, PreviousCapture, conditional_headers
 from .fetch import FetchResult, Fetcher, StaticResolver, SystemResolver
-from .frontier import Frontier, Lease, Politeness
+from .frontier import Frontier, Lease, Politeness, host_key
 from .links import extract_links
 from .robots import UNREACHABLE, RobotsCache, page_directives
 from .scope import Scope
@@ -267,6 +267,7 @@ class Crawler:
         self._prereq: Set[str] = set()    # URLs queued again after their host's robots.txt was fetched
         self._tasks: List["asyncio.Future[None]"] = []
         self._segments: List[str] = []    # index segments this run wrote
+        self._resume_hosts: Dict[str, Tuple[float, float]] = {}   # host -> (last fetch end, its duration)
 
     # ---------------------------------------------------------------------------- set-up
 
@@ -330,6 +331,7 @@ class Crawler:
         """What the session says is finished: those URLs are not fetched again."""
         s = read_session(journal, skip_errors=True)
         for r in s.records():
+            self._note_last_fetch(r)
             st = r.state
             if st == "skipped" or (st == "fetched" and r.status not in (429, 503)):
                 self._finished_before.add(r.url)   # (a 429/503 is followed by its failed entry)
@@ -338,6 +340,39 @@ class Crawler:
                 if not last.get("retry"):      # a final failure: --retry-failed brings it back
                     self._finished_before.add(r.url)
         self._session_snapshot: Any = s
+
+    def _note_last_fetch(self, r: Any) -> None:
+        """When each host was last fetched before the kill (a fetch entry is written as the fetch
+        ends), so that its first fetch after the restart still waits its delay."""
+        for e in r.fetches:
+            url = e.hop or r.url
+            if not e.t or not url.startswith(("http:", "https:")):
+                continue
+            try:
+                key = host_key(url)
+                end = datetime.strptime(e.t, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+            except (ArchiveError, ValueError):
+                continue
+            if end > self._resume_hosts.get(key, (0.0, 0.0))[0]:
+                self._resume_hosts[key] = (end, float(e.duration or 0.0))
+
+    async def _resume_wait(self, lease: Lease) -> Optional[str]:
+        """Wait out what is left of the host's delay after its last fetch before the kill; the
+        crawl-log annotation when there was something to wait."""
+        last = self._resume_hosts.pop(lease.host, None)
+        if last is None:
+            return None
+        end, duration = last
+        p = self.config.politeness()
+        need = min(max(p.delay_factor * duration, p.min_delay), p.max_delay)
+        cd = self.robots.crawl_delay(lease.url)
+        if cd is not None:
+            need = max(need, min(cd, p.crawl_delay_cap))
+        wait = end + need - time.time()
+        if wait <= 0:
+            return None
+        await asyncio.sleep(wait)
+        return f"resume-wait:{need:.3f}s:{wait:.3f}s"
 
     def _requeue_failed(self, journal: str) -> None:
         s = getattr(self, "_session_snapshot", None) or read_session(journal, skip_errors=True)
@@ -538,6 +573,7 @@ class Crawler:
             self.stats.skipped += 1
             self.frontier.skip(lease)
             return
+        waited = await self._resume_wait(lease) if self._resume_hosts else None
         if self.robots.needs_fetch(url):
             t0 = time.monotonic()
             await self.robots.afetch_entry(url, self._robots_fetcher(lease, n))
@@ -580,7 +616,7 @@ class Crawler:
         resp_w, dd = self._archive(r, url, prev)
         if self.shots is not None:
             self._keep_resource(url, r)
-        ann = [lease.ledger.annotation()]
+        ann = [lease.ledger.annotation()] + ([waited] if waited else [])
         if lease.attempts:
             ann.insert(0, f"{lease.attempts + 1}t")
         if dd is not None and dd.annotation:
