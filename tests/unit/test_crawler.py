@@ -441,10 +441,15 @@ def test_robots_unreachable_is_a_failure(tmp_path):
         c = Crawler(config(site, seeds=[f"http://{host}/"]), str(coll))
         asyncio.run(c.run())
         assert [h.target for h in site.log] == ["/robots.txt"]
-    log = {e.uri: e for e in read_log(os.path.join(c.session_dir, "crawl.log"))}
-    assert log[f"http://{host}/"].status == -61 and log[f"http://{host}/robots.txt"].status == 503
-    s = read_session(os.path.join(c.session_dir, "session.journal"))
-    assert [r.url for r in s.failed()] == [f"http://{host}/"]
+        log = {e.uri: e for e in read_log(os.path.join(c.session_dir, "crawl.log"))}
+        assert log[f"http://{host}/"].status == -61 and log[f"http://{host}/robots.txt"].status == 503
+        s = read_session(os.path.join(c.session_dir, "session.journal"))
+        assert [r.url for r in s.failed()] == [f"http://{host}/"]
+        # robots.txt is back: --retry-failed asks for it again (an unreachable answer is not kept)
+        site.add(host, "/robots.txt", response_bytes(200, b"User-agent: *\nDisallow:\n"))
+        asyncio.run(Crawler(None, str(coll), session_dir=c.session_dir, resume=True, retry_failed=True).run())
+        assert [h.target for h in site.log] == ["/robots.txt", "/robots.txt", "/"]
+    assert not read_session(os.path.join(c.session_dir, "session.journal")).failed()
 
 
 def test_page_hooks(tmp_path):

@@ -396,8 +396,9 @@ class Crawler:
             if not r.url.endswith("/robots.txt") or r.state != "fetched":
                 continue
             resp = [e for e in r.records if e.type in ("response", "revisit")]
-            if not resp or r.status is None or 300 <= r.status < 400:
-                continue
+            st = r.status
+            if not resp or st is None or not (200 <= st < 300 or (400 <= st < 500 and st != 429)):
+                continue   # 3xx: followed again; 429, 5xx: unreachable then, asked again now
             e = resp[-1]
             path = os.path.join(self.archive_dir, os.path.basename(e.warc or ""))
             if not os.path.exists(path):
