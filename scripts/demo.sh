@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up warchive, index the bundled sample collection (samples/) into samples.cdxj,
-# put it in a collection (collections/samples: archive/ + an index segment) and look a URL up.
+# put it in a collection (collections/samples: archive/ + an index segment) and look a URL up;
+# then crawl the sample's pages, served on 127.0.0.1, into collections/crawl and look the crawl up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,4 +19,17 @@ $W cdx collections/samples --url 'docs.python.org/3.11/*' --output json --limit 
 echo "[demo] warchive load $URL 20261129183047 collections/samples   (the revisit, resolved to the original's payload; first lines):"
 $W load "$URL" 20261129183047 collections/samples > collections/samples.load.txt
 head -n 8 collections/samples.load.txt
+echo "[demo] crawl: the sample's pages served on 127.0.0.1 (scripts/demo_site.py), crawled into collections/crawl"
+PORTF=$(mktemp -u)
+.venv/bin/python scripts/demo_site.py samples/docs-python/docs-python-3.11-part.warc.gz "$PORTF" &
+SITE=$!
+trap 'kill $SITE 2>/dev/null || true; rm -f "$PORTF"' EXIT
+for _ in $(seq 100); do [ -s "$PORTF" ] && break; sleep 0.1; done
+SEED="http://127.0.0.1:$(cat "$PORTF")/3.11/index.html"
+rm -rf collections/crawl
+$W crawl "$SEED" -o collections/crawl --no-politeness -q   # --no-politeness: our own loopback server only
+echo "[demo] warchive lookup $SEED collections/crawl:"
+$W lookup "$SEED" collections/crawl
+echo "[demo] warchive session stats (the crawl's journal):"
+$W session stats collections/crawl/crawls/*/session.journal --top 3
 echo "[demo] serve the CDX API: $W serve --root collections   then   curl 'http://127.0.0.1:8080/samples/cdx?url=$URL'"
