@@ -130,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _crawl_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    from .capture.crawler import CrawlConfig
+    from .capture.crawl_config import CrawlConfig   # not .crawler: every command builds this parser
 
     d = CrawlConfig(seeds=[])
     cr = sub.add_parser("crawl", help="crawl from seeds into a collection (WARCs, index segments, session)",
