@@ -341,27 +341,44 @@ def _gzip_member(data: Any, level: int) -> List[bytes]:
     return [header, deflated, trailer]
 
 
-def _deflate_tail(block: Any, level: int) -> Tuple[bytes, bytes]:
-    """(block + CRLF CRLF, its final raw deflate stream): the part of a gzip member that can be
-    compressed before the record's head (with its digests) exists. Runs in the writer's worker
-    thread (ISA-L releases the GIL while it compresses)."""
-    tail = bytes(block) + CRLF2
-    return tail, igzip_lib.compress(tail, level, igzip_lib.COMP_DEFLATE)
+class _Posted:
+    """A block being deflated (with CRLF CRLF after it) by the writer's C worker while the caller
+    computes the record's digests; ``result()`` once, or ``discard()`` when it is not used."""
+
+    __slots__ = ("worker", "block", "done")
+
+    def __init__(self, worker: Any, block: Any) -> None:
+        self.worker = worker
+        self.block = block
+        self.done = False
+        worker.post(block, CRLF2)
+
+    def result(self) -> bytes:
+        self.done = True
+        return self.worker.result()
+
+    def discard(self) -> None:
+        if not self.done:
+            self.done = True
+            try:
+                self.worker.result()
+            except ArchiveError:
+                pass
 
 
-def _split_member(head: bytes, tail: Tuple[bytes, bytes]) -> Optional[List[bytes]]:
+def _split_member(head: bytes, block: Any, deflated: bytes) -> Optional[List[bytes]]:
     """A gzip member whose deflate stream is the head in one stored (uncompressed) block followed
-    by the separately compressed tail: one valid deflate stream, since a stored block ends on a
-    byte boundary and the tail's first block starts on one. None when it cannot be made so."""
-    raw, deflated = tail
+    by ``deflated``, the separately compressed final stream of block + CRLF CRLF: one valid deflate
+    stream, since a stored block ends on a byte boundary and the next block starts on one. None
+    when it cannot be made so."""
     if len(head) > 65535:
         return None
     stored = b"\x00" + struct.pack("<HH", len(head), len(head) ^ 0xFFFF) + head
-    ulen = len(head) + len(raw)
+    ulen = len(head) + len(block) + 4
     clen = 24 + len(stored) + len(deflated) + 8
     if clen > _SL_MAX or ulen > _SL_MAX:
         return None
-    crc = isal_zlib.crc32(raw, isal_zlib.crc32(head)) & 0xFFFFFFFF
+    crc = isal_zlib.crc32(CRLF2, isal_zlib.crc32(block, isal_zlib.crc32(head))) & 0xFFFFFFFF
     header = b"\x1f\x8b\x08\x04\x00\x00\x00\x00\x00\xff\x0c\x00sl\x08\x00" + struct.pack("<II", clen, ulen)
     return [header + stored, deflated, struct.pack("<II", crc, ulen)]
 
@@ -647,15 +664,18 @@ class WarcWriter:
                  only where durability does not matter, e.g. tests on tmpfs)
     writeback    with fsync: start the kernel's writeback every 32 MiB (posix_fadvise
                  DONTNEED), so that close waits for the tail only (default True)
-    threads      worker threads that deflate response/request blocks of at least THREAD_MIN
-                 bytes while the caller's thread computes their digests (gzip only; default
-                 0). The member then holds the WARC head in a stored deflate block. It pays
-                 only where a core is idle (bench/writer_compare.py has both rows).
+    threads      1: a C worker thread (kernel gzip_write) deflates each response/request block
+                 of at least THREAD_MIN bytes while the caller's thread computes its digests
+                 (gzip only). Default: 1 where the machine has two or more CPUs, else 0. The
+                 member then holds the WARC head in a stored deflate block. The worker waits
+                 SPIN_US for the next block (spinning, without the GIL) before it sleeps, so a
+                 burst of records pays no thread wake-ups (50-100 us each on the VMs measured).
 
     Not thread-safe for building, but ``write`` holds a lock, so threads may share a writer.
     """
 
-    THREAD_MIN = 32 * 1024   # smaller blocks are compressed in the caller's thread (a hand-off costs more)
+    THREAD_MIN = 8 * 1024    # smaller blocks are compressed in the caller's thread (a hand-off costs more)
+    SPIN_US = 200            # the worker waits this long for the next block before it sleeps
 
     def __init__(self, directory: Union[str, "os.PathLike[str]"], prefix: str = "WARCHIVE", *,
                  compression: str = "gzip", version: str = WARC_1_1, digest: str = "sha1",
@@ -663,7 +683,7 @@ class WarcWriter:
                  host: Optional[str] = None, on_record: Optional[Callable[[Written], Any]] = None,
                  hybrid: Optional[HybridPolicy] = None, level: Optional[int] = None,
                  zstd_dict: Optional[bytes] = None, serial: int = 0, fsync: bool = True,
-                 threads: int = 0, writeback: bool = True) -> None:
+                 threads: Optional[int] = None, writeback: bool = True) -> None:
         self.directory = os.fspath(directory)
         os.makedirs(self.directory, exist_ok=True)
         if "-" in prefix or "/" in prefix or not prefix:
@@ -679,11 +699,13 @@ class WarcWriter:
         self._media = _Stream(_Encoder("none", None, None), serial) if hybrid is not None else None
         self.fsync = fsync
         self.writeback = writeback
-        self._pool: Optional[Any] = None
+        self._worker: Optional[Any] = None
+        if threads is None:
+            threads = 1 if (os.cpu_count() or 1) >= 2 else 0
         if threads > 0 and compression == "gzip":
-            from concurrent.futures import ThreadPoolExecutor
+            from .._ext.gzip_write import DeflateWorker
 
-            self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="warc-deflate")
+            self._worker = DeflateWorker(self._main.encoder.level, self.SPIN_US)
         self.closed_files: List[str] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -738,14 +760,15 @@ class WarcWriter:
 
     @staticmethod
     def _encode(stream: _Stream, rec: WarcRecord, tail: Optional[Any] = None) -> Tuple[int, List[Any], int]:
-        """(uncompressed length, pieces to write, reported length) of a record; ``tail`` is a
-        future of _deflate_tail(rec.block) when the worker thread compressed the block already."""
-        if tail is not None and stream.encoder.compression == "gzip":
-            head = rec.head_bytes()
-            raw, deflated = tail.result()
-            pieces = _split_member(head, (raw, deflated))
-            if pieces is not None:
-                return len(head) + len(raw), pieces, len(pieces[0]) + len(pieces[1]) + 8
+        """(uncompressed length, pieces to write, reported length) of a record; ``tail`` is the
+        _Posted deflate of rec.block when the worker compressed it already."""
+        if tail is not None:
+            if stream.encoder.compression == "gzip" and stream.encoder.level == tail.worker.level:
+                head = rec.head_bytes()
+                pieces = _split_member(head, rec.block, tail.result())
+                if pieces is not None:
+                    return len(head) + len(rec.block) + 4, pieces, len(pieces[0]) + len(pieces[1]) + 8
+            tail.discard()
         data = rec.to_bytes()
         pieces, length = stream.encoder.encode(data)
         return len(data), pieces, length
@@ -770,21 +793,33 @@ class WarcWriter:
                 f = self._open(stream)
             return self._put(stream, f, record, encoded)
 
-    def _prefetch(self, message: Any) -> Optional[Any]:
-        """Start compressing a block in the worker thread while this one computes its digests."""
-        if self._pool is None or len(message) < self.THREAD_MIN:
+    def _prefetch(self, message: Any) -> Optional[_Posted]:
+        """Start deflating a block in the worker while this thread computes its digests."""
+        w = self._worker
+        if w is None or len(message) < self.THREAD_MIN or w.busy:
             return None
-        return self._pool.submit(_deflate_tail, message, self._main.encoder.level)
+        if w.pid != os.getpid():    # a forked child has no worker thread
+            self._worker = None
+            return None
+        return _Posted(w, message)
 
     def write_response(self, uri: str, message: Body, **kw: Any) -> Written:
         message = _bytes_of(message)
         tail = self._prefetch(message)
-        return self.write(self.builder.response(uri, message, **kw), tail)
+        try:
+            return self.write(self.builder.response(uri, message, **kw), tail)
+        finally:
+            if tail is not None:
+                tail.discard()
 
     def write_request(self, uri: str, message: Body, **kw: Any) -> Written:
         message = _bytes_of(message)
         tail = self._prefetch(message)
-        return self.write(self.builder.request(uri, message, **kw), tail)
+        try:
+            return self.write(self.builder.request(uri, message, **kw), tail)
+        finally:
+            if tail is not None:
+                tail.discard()
 
     def write_exchange(self, uri: str, request: Body, response: Body, *, date: DateLike = None,
                        ip: Optional[str] = None, response_extra: Optional[Sequence[Tuple[str, str]]] = None,
@@ -794,12 +829,22 @@ class WarcWriter:
         when = warc_date(date, self.builder.version)
         resp_id, req_id = new_record_id(), new_record_id()
         response, request = _bytes_of(response), _bytes_of(request)
-        tail, req_tail = self._prefetch(response), self._prefetch(request)
-        resp = self.builder.response(uri, response, date=when, ip=ip, record_id=resp_id, concurrent_to=req_id,
-                                     extra=response_extra)
-        req = self.builder.request(uri, request, date=when, ip=ip, record_id=req_id, concurrent_to=resp_id,
-                                   extra=request_extra)
-        return self.write(resp, tail), self.write(req, req_tail)
+        tail = self._prefetch(response)
+        try:
+            resp = self.builder.response(uri, response, date=when, ip=ip, record_id=resp_id,
+                                         concurrent_to=req_id, extra=response_extra)
+            req = self.builder.request(uri, request, date=when, ip=ip, record_id=req_id, concurrent_to=resp_id,
+                                       extra=request_extra)
+            written = self.write(resp, tail)
+        finally:
+            if tail is not None:
+                tail.discard()
+        req_tail = self._prefetch(request)
+        try:
+            return written, self.write(req, req_tail)
+        finally:
+            if req_tail is not None:
+                req_tail.discard()
 
     def write_revisit(self, uri: str, http_message: Optional[Body], **kw: Any) -> Written:
         return self.write(self.builder.revisit(uri, http_message, **kw))
@@ -831,8 +876,9 @@ class WarcWriter:
         if not self._closed:
             self.roll_over()
             self._closed = True
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
+            if self._worker is not None:
+                self._worker.close()
+                self._worker = None
         return list(self.closed_files)
 
     def __enter__(self) -> "WarcWriter":
