@@ -674,7 +674,7 @@ class WarcWriter:
     Not thread-safe for building, but ``write`` holds a lock, so threads may share a writer.
     """
 
-    THREAD_MIN = 8 * 1024    # smaller blocks are compressed in the caller's thread (a hand-off costs more)
+    THREAD_MIN = 512         # smaller blocks are compressed in the caller's thread (a hand-off costs more)
     SPIN_US = 200            # the worker waits this long for the next block before it sleeps
 
     def __init__(self, directory: Union[str, "os.PathLike[str]"], prefix: str = "WARCHIVE", *,
