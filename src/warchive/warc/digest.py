@@ -128,8 +128,9 @@ def _b64(t: str) -> Optional[bytes]:
         return None
 
 
-def dechunk(body: Any) -> Optional[List[memoryview]]:
-    """The data pieces of a chunked body (views into ``body``), or None when it is not well chunked.
+def dechunk(body: Any, start: int = 0) -> Optional[List[memoryview]]:
+    """The data pieces of the chunked body that starts at ``start`` of ``body`` (views into
+    ``body``, which is not copied when it is bytes), or None when it is not well chunked.
 
     Chunk extensions are ignored, and so are trailer fields after the last
     chunk. A body that ends before its last (zero) chunk is not well chunked:
@@ -139,7 +140,7 @@ def dechunk(body: Any) -> Optional[List[memoryview]]:
     mv = memoryview(body).cast("B")
     n = len(mv)
     b = bytes(mv) if not isinstance(body, bytes) else body
-    pos = 0
+    pos = start
     out: List[memoryview] = []
     while True:
         eol = b.find(b"\n", pos, pos + 1024)

@@ -201,15 +201,14 @@ class RecordBuilder:
 
     def payload_digest_of(self, message: Any, http_length: int, http: Optional[Headers]) -> str:
         """Digest of the transfer-decoded entity body of an HTTP message (chunk framing removed)."""
-        body = memoryview(message)[http_length:]
         te = None
         if http is not None and b"chunked" in bytes(memoryview(message)[:http_length]).lower():
             te = http.get("Transfer-Encoding")
         if te is not None and "chunked" in te.lower():
-            pieces = dechunk(body)
+            pieces = dechunk(message, http_length)    # views into message: the body is not copied
             if pieces is not None:
                 return digest_of(self.digest, pieces)
-        return digest_one(self.digest, body)
+        return digest_one(self.digest, memoryview(message)[http_length:])
 
     # -- the record types
     def warcinfo(self, info: Mapping[str, Any], filename: Optional[str] = None, *,
