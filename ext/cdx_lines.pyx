@@ -82,8 +82,8 @@ cdef class LineIndexer:
             wa_gz_free(&self.x.g)
         if self.src_ok:
             wa_src_free(&self.x.src)
-        free(self.x.out)
-        free(self.x.scratch)
+        wa_buf_put(self.x.out, self.x.out_cap)
+        wa_buf_put(self.x.scratch, self.x.scratch_cap)
         if self.fd >= 0:
             os.close(self.fd)
 

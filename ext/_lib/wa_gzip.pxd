@@ -16,6 +16,8 @@ cdef extern from "wa_common.h" nogil:
         WA_E_FORMAT
         WA_E_CALLBACK
         WA_E_TOO_BIG
+    void *wa_buf_get(size_t want, size_t *cap)
+    void wa_buf_put(void *p, size_t cap)
 
 cdef extern from "wa_source.h" nogil:
     ctypedef int (*wa_read_fn)(void *ctx, uint8_t *dst, size_t n, size_t *got) noexcept

@@ -60,6 +60,10 @@ static int wa_ix_reserve(uint8_t **buf, size_t *cap, size_t need) {
     if (need <= *cap) return WA_OK;
     size_t ncap = *cap ? *cap : 4096;
     while (ncap < need) ncap *= 2;
+    if (*buf == NULL) { /* first use: a pooled buffer if there is one (wa_buf_put gives it back) */
+        *buf = (uint8_t *)wa_buf_get(ncap < WA_POOL_MIN ? WA_POOL_MIN : ncap, cap);
+        return *buf ? WA_OK : WA_E_NOMEM;
+    }
     uint8_t *nb = (uint8_t *)realloc(*buf, ncap);
     if (!nb) return WA_E_NOMEM;
     *buf = nb;

@@ -73,8 +73,7 @@ typedef struct {
 static int wa_gz_init(wa_gz *g, wa_source *src) {
     memset(g, 0, sizeof(*g));
     g->src = src;
-    g->out_cap = 64 * 1024;
-    g->out = (uint8_t *)malloc(g->out_cap);
+    g->out = (uint8_t *)wa_buf_get(64 * 1024, &g->out_cap);
     if (!g->out) return WA_E_NOMEM;
     if (inflateInit2(&g->zs, -15) != Z_OK) return WA_E_NOMEM;
     g->zs_init = 1;
@@ -91,7 +90,7 @@ static int wa_gz_init(wa_gz *g, wa_source *src) {
 }
 
 static void wa_gz_free(wa_gz *g) {
-    free(g->out);
+    wa_buf_put(g->out, g->out_cap);
     g->out = NULL;
     if (g->zs_init) inflateEnd(&g->zs);
     g->zs_init = 0;

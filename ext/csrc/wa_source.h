@@ -40,14 +40,13 @@ static int wa_src_init(wa_source *s, int fd, int64_t size, wa_read_fn fn, void *
     s->ctx = ctx;
     s->size = size;
     s->base = start;
-    s->cap = cap;
     s->maxcap = maxcap < cap ? cap : maxcap;
-    s->buf = (uint8_t *)malloc(cap);
+    s->buf = (uint8_t *)wa_buf_get(cap, &s->cap);
     return s->buf ? WA_OK : WA_E_NOMEM;
 }
 
 static void wa_src_free(wa_source *s) {
-    free(s->buf);
+    wa_buf_put(s->buf, s->cap);
     s->buf = NULL;
     s->cap = s->len = 0;
 }

@@ -9,8 +9,7 @@ date (``2014`` -> end of 2014). Invalid input raises ValueError.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
 
@@ -30,13 +29,30 @@ def iso_date_to_timestamp(date: str) -> str:
         nums = nums[:-1]
     if len(nums) == 7:
         nums[6] = (nums[6][:6] + "000000")[:6]
-    from datetime import datetime
-
     ints = [int(n) for n in nums]
     if not 3 <= len(ints) <= 7:  # datetime() takes year, month, day and up to four more
         raise ValueError(f"not a WARC date: {date!r}")
+    if len(ints) >= 6 and _valid_ymdhms(ints):  # the usual case, without importing datetime
+        return "%04d%02d%02d%02d%02d%02d" % tuple(ints[:6])
+    from datetime import datetime
+
     dt = datetime(*ints)  # type: ignore[arg-type]
     return dt.strftime("%Y%m%d%H%M%S")
+
+
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _valid_ymdhms(v: list) -> bool:
+    """The numbers make a datetime whose strftime("%Y...") is plain zero-padded digits
+    (a 4-digit year; a 7th number, microseconds, below 10**6)."""
+    y, mo, d, h, mi, s = v[:6]
+    if not (1000 <= y <= 9999 and 1 <= mo <= 12 and 0 <= h <= 23 and 0 <= mi <= 59 and 0 <= s <= 59):
+        return False
+    leap = mo == 2 and y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+    if not 1 <= d <= _DAYS[mo - 1] + leap:
+        return False
+    return len(v) == 6 or 0 <= v[6] < 1000000
 
 
 def pad_timestamp(ts: str, pad: str = PAD_6_UP) -> str:

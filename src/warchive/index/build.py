@@ -12,37 +12,55 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import BinaryIO, Callable, List, Optional, Sequence, Tuple
+TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
+if TYPE_CHECKING:
+    from typing import BinaryIO, Callable, List, Optional, Sequence, Tuple
+    Write = Callable[[bytes], object]
 
 from ..errors import ArchiveError
 from .._ext.gzip_members import FORMAT_GZIP, Reader
 from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, iter_inputs
 from .sort import LineSorter
 
-Write = Callable[[bytes], object]
-MIN_SPLIT = 8 << 20
+MIN_PIECE = 1 << 20   # smallest range of a split file (at the end of the run, so that the workers finish together)
+FIND_WINDOW = 1 << 16
+FILE_TAIL = 2 << 20   # the last range of a split file
+GUIDE = 2             # each range of a split file is 1/(GUIDE*jobs) of the bytes left to index
+SWITCH_INTERVAL = 0.0002   # seconds, while worker threads run (sys.setswitchinterval)
 
 
 class Task:
-    """Index the records of `path` that start in [start, stop) (stop None: to the end)."""
+    """Index the records of `path` that start in [start, stop) (stop None: to the end).
 
-    __slots__ = ("path", "filename", "start", "stop", "header", "cost")
+    With `find`, start is only a place in the file: the worker looks for the first gzip
+    member at or after it (before stop) that looks like a WARC record with `sl`, and
+    indexes from there. Whether that was a real member start is checked afterwards
+    against where the previous range's records ended (see _Chain)."""
+
+    __slots__ = ("path", "filename", "start", "stop", "header", "cost", "find")
 
     def __init__(self, path: str, filename: str, start: int = 0, stop: Optional[int] = None,
-                 header: bool = False) -> None:
+                 header: bool = False, find: bool = False) -> None:
         self.path = path
         self.filename = filename
         self.start = start
         self.stop = stop
         self.header = header   # write the CDX-11 header before this task's lines
-        self.cost = 0          # bytes to read, for scheduling
+        self.cost = 0          # bytes to read
+        self.find = find
 
 
-def _find_member_near(r: Reader, pos: int, size: int) -> Optional[int]:
-    """A gzip member start carrying `sl` at or after pos whose chain checks out, or None."""
-    while pos < size:
-        window = r.read_at(pos, 1 << 20)
-        i = window.find(b"\x1f\x8b\x08\x04")
+def find_member(r: Reader, pos: int, limit: int) -> Optional[int]:
+    """The first offset in [pos, limit) that looks like the start of a gzip member carrying `sl`
+    whose data begins with "WARC/" and whose `sl` length ends at another member (or the file's
+    end), or None. A look, not a proof: such bytes can sit inside a stored payload."""
+    size = r.size or 0
+    limit = min(limit, size)
+    window = FIND_WINDOW
+    while pos < limit:
+        buf = r.read_at(pos, window)
+        n = min(len(buf), limit - pos)
+        i = buf.find(b"\x1f\x8b\x08\x04", 0, n)
         while i >= 0:
             cand = pos + i
             try:
@@ -50,37 +68,30 @@ def _find_member_near(r: Reader, pos: int, size: int) -> Optional[int]:
                     sl = r.member_sl
                     if sl and r.member_head(5).upper() == b"WARC/":
                         nxt = cand + sl[0]
-                        if nxt == size or (r.read_at(nxt, 3) == b"\x1f\x8b\x08"):
+                        if nxt == size or r.read_at(nxt, 3) == b"\x1f\x8b\x08":
                             return cand
             except ArchiveError:
                 pass
-            i = window.find(b"\x1f\x8b\x08\x04", i + 1)
-        if len(window) < 1 << 20:
+            i = buf.find(b"\x1f\x8b\x08\x04", i + 1, n)
+        if len(buf) < window:
             return None
-        pos += len(window) - 3
+        pos += len(buf) - 3
+        window = min(window * 4, 1 << 20)
     return None
 
 
-def split_file(path: str, pieces: int) -> List[Tuple[int, Optional[int]]]:
-    """Cut a gzip file with `sl` members into about `pieces` ranges of whole members."""
-    size = os.path.getsize(path)
-    if pieces <= 1 or size < 2 * MIN_SPLIT:
-        return [(0, None)]
-    r = Reader(path)
-    if r.format != FORMAT_GZIP:
-        return [(0, None)]
-    step = max(MIN_SPLIT, size // pieces)
-    cuts = [0]
-    pos = step
-    while pos < size - MIN_SPLIT // 2:
-        cand = _find_member_near(r, pos, size)
-        if cand is None:
-            break
-        if cand > cuts[-1]:
-            cuts.append(cand)
-        pos = cand + step
-    r.close()
-    return [(a, b) for a, b in zip(cuts, cuts[1:] + [None])]
+def _splittable(path: str) -> bool:
+    """A gzip file whose first member carries `sl` (Wget's, ours): it can be cut into ranges."""
+    try:
+        r = Reader(path, window=FIND_WINDOW)
+    except OSError:
+        return False
+    try:
+        return r.format == FORMAT_GZIP and r.member_begin(0) and r.member_sl is not None
+    except ArchiveError:
+        return False
+    finally:
+        r.close()
 
 
 def _temp_file(directory: Optional[str], prefix: str, suffix: str) -> Tuple[int, str]:
@@ -95,10 +106,11 @@ def _temp_file(directory: Optional[str], prefix: str, suffix: str) -> Tuple[int,
 
 
 class _Part:
-    """The output of one task: in memory up to 1 MiB, then in an unnamed temporary file
-    (tasks finished out of order wait for their turn without holding memory)."""
+    """The output of one task: in memory up to 4 MiB, then in an unnamed temporary file
+    (tasks finished out of order wait for their turn without holding much memory);
+    its messages, held back until the range is known to be right; where it began and ended."""
 
-    LIMIT = 1 << 20
+    LIMIT = 4 << 20
 
     def __init__(self) -> None:
         self.chunks: List[bytes] = []
@@ -106,15 +118,17 @@ class _Part:
         self.file: Optional[BinaryIO] = None
         self.stats = FileStats()
         self.error: Optional[BaseException] = None
+        self.messages: List[str] = []
+        self.begin: Optional[int] = None   # offset of its first record (None: found none)
 
     def write(self, b: bytes) -> None:
         if self.file is None:
             self.chunks.append(b)
             self.size += len(b)
             if self.size > self.LIMIT:
-                import tempfile
-
-                self.file = tempfile.TemporaryFile()
+                fd, name = _temp_file(None, "warchive-index-", ".part")
+                os.unlink(name)   # unnamed: gone with the process whatever happens
+                self.file = os.fdopen(fd, "w+b")
                 self.file.write(b"".join(self.chunks))
                 self.chunks = []
         else:
@@ -134,20 +148,75 @@ class _Part:
             out(b)
         self.file.close()
 
+    def discard(self) -> None:
+        self.chunks = []
+        if self.file is not None:
+            self.file.close()
+
+
+def _run_part(task: Task, opts: IndexOptions) -> _Part:
+    """Index one task into a new part (errors kept in it, raised by whoever writes it out)."""
+    part = _Part()
+    o = opts.copy(report=part.messages.append)
+    try:
+        begin: Optional[int] = task.start
+        if task.find:
+            r = Reader(task.path, window=FIND_WINDOW)
+            try:
+                begin = find_member(r, task.start, task.stop if task.stop is not None else r.size or 0)
+            finally:
+                r.close()
+        part.begin = begin
+        if task.header:
+            part.write(CDX11_HEADER)
+        if begin is not None:
+            part.stats = _index_one(Task(task.path, task.filename, begin, task.stop), part.write, o)
+    except BaseException as e:
+        part.error = e
+    return part
+
+
+class _Chain:
+    """Checks, range after range of one file, that each range began where the records of the
+    ranges before it ended, and indexes a range again from there when it did not (its start was
+    found inside a record, or a record was not found). The output is then the one-process output."""
+
+    def __init__(self, opts: IndexOptions) -> None:
+        self.opts = opts
+        self.path: Optional[str] = None
+        self.end = 0   # where the records indexed so far of self.path end
+
+    def settle(self, task: Task, part: _Part) -> _Part:
+        if task.path != self.path or not task.find:
+            self.path = task.path
+            good = True
+        elif part.begin is None or part.begin != self.end:
+            stop = task.stop if task.stop is not None else os.path.getsize(task.path)
+            good = part.begin is None and self.end >= stop  # nothing starts in the range: right
+            if not good:
+                part.discard()
+                if self.end >= stop:  # the range lies inside a record already indexed
+                    part = _Part()
+                    part.begin = None
+                else:
+                    part = _run_part(Task(task.path, task.filename, self.end, task.stop), self.opts)
+        if part.begin is not None and part.error is None:
+            self.end = part.stats.end
+        return part
+
 
 def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, total: FileStats) -> None:
-    """Run the tasks on `jobs` threads and write their outputs in task order.
+    """Run the tasks on `jobs` threads, in order, and write their outputs in task order.
 
     Threads suffice: the kernel indexes with the GIL released, and only the rare
     records left to the Python reference hold it. The first error in task order is
     raised after everything before it has been written; later tasks are abandoned."""
     import threading
 
-    parts = [_Part() for _ in tasks]
+    parts: List[Optional[_Part]] = [None] * len(tasks)
     done = [threading.Event() for _ in tasks]
     lock = threading.Lock()
-    # biggest first, so that the last tasks to finish are short ones; output stays in task order
-    order = sorted(range(len(tasks)), key=lambda k: -tasks[k].cost)
+    order = _dispatch_order(tasks)
     next_task = [0]
     stop = threading.Event()
 
@@ -159,22 +228,27 @@ def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, t
             if n >= len(order):
                 return
             i = order[n]
-            part = parts[i]
-            try:
-                if tasks[i].header:
-                    part.write(CDX11_HEADER)
-                part.stats = _index_one(tasks[i], part.write, opts)
-            except BaseException as e:  # raised by the writer thread, in task order
-                part.error = e
-            finally:
-                done[i].set()
+            parts[i] = _run_part(tasks[i], opts)
+            done[i].set()
 
     threads = [threading.Thread(target=worker, name=f"warchive-index-{k}", daemon=True) for k in range(jobs)]
+    # A thread that wants the GIL waits up to the switch interval (5 ms) for one running Python
+    # (the reference indexing a record, the writer thread) to let go of it: a worker coming back
+    # from the kernel with lines stalled that long, several times a run. 0.2 ms bounds that wait.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
     for t in threads:
         t.start()
+    chain = _Chain(opts)
     try:
-        for i, part in enumerate(parts):
+        for i, task in enumerate(tasks):
             done[i].wait()
+            part = parts[i]
+            assert part is not None
+            parts[i] = None
+            part = chain.settle(task, part)
+            for m in part.messages:
+                opts.report(m)
             part.copy_to(out)
             _add(total, part.stats)
             if part.error is not None:
@@ -183,6 +257,27 @@ def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, t
         stop.set()
         for t in threads:
             t.join()
+        sys.setswitchinterval(switch)
+
+
+def _dispatch_order(tasks: List[Task]) -> List[int]:
+    """Task order, except that the last range of a split file (its last FILE_TAIL bytes) goes
+    before its other ranges.
+
+    The ranges shrink towards the end of the run so that the workers finish together, but the
+    end of a file costs more than its size says: crawlers end their files with records that
+    have no payload digest (Wget's log and manifest, megabytes once inflated), read and hashed
+    in full by the reference. Taken last, they kept one core busy alone for 5-6 ms of a
+    230 ms run; taken first, other ranges fill the time."""
+    order: List[int] = []
+    k = 0
+    while k < len(tasks):
+        j = k + 1
+        while j < len(tasks) and tasks[j].find:   # the further ranges of tasks[k]'s file
+            j += 1
+        order.extend([j - 1] + list(range(k, j - 1)) if j - k > 1 else [k])
+        k = j
+    return order
 
 
 def _index_one(task: Task, write: Write, opts: IndexOptions) -> FileStats:
@@ -193,22 +288,33 @@ def _index_one(task: Task, write: Write, opts: IndexOptions) -> FileStats:
 
 
 def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
-    """Tasks in output order: whole files, and with jobs > 1 big gzip files cut into
-    pieces of about total/(16*jobs) bytes so that the workers finish together."""
+    """Tasks in output order: whole files, and with jobs > 1 gzip files with `sl` members cut
+    into ranges, large first and down to MIN_PIECE at the end (guided self-scheduling: each range
+    is 1/(GUIDE*jobs) of what remains), so that the workers, taking tasks in order, finish together.
+    Ranges are places in the file; the workers find the member starts themselves."""
     tasks: List[Task] = []
     paths = list(iter_inputs(inputs))
-    total = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
-    piece = max(MIN_SPLIT, total // (16 * jobs)) if jobs > 1 else 0
-    for path in paths:
+    sizes = [os.path.getsize(p) if os.path.isfile(p) else 0 for p in paths]
+    remaining = sum(sizes)
+    for path, size in zip(paths, sizes):
         name = display_name(path, opts.dir_root)
-        ranges: List[Tuple[int, Optional[int]]] = [(0, None)]
-        if piece and not opts.post_append and os.path.isfile(path):
-            size = os.path.getsize(path)
-            if size >= 2 * piece:
-                ranges = split_file(path, size // piece)
-        size = os.path.getsize(path) if os.path.isfile(path) else 0
-        for k, (a, b) in enumerate(ranges):
-            t = Task(path, name, a, b, header=opts.cdx11 and k == 0)
+        cuts = [0]
+        if jobs > 1 and not opts.post_append and size >= 2 * FILE_TAIL and _splittable(path):
+            tail = size - FILE_TAIL   # the file's last range, taken first (see _dispatch_order)
+            pos = 0
+            while True:
+                piece = max(MIN_PIECE, remaining // (GUIDE * jobs))
+                if pos + piece + MIN_PIECE // 2 >= tail:
+                    break
+                pos += piece
+                remaining -= piece
+                cuts.append(pos)
+            cuts.append(tail)
+            remaining -= tail - pos
+        remaining -= size - cuts[-1]
+        for k, a in enumerate(cuts):
+            b = cuts[k + 1] if k + 1 < len(cuts) else None
+            t = Task(path, name, a, b, header=opts.cdx11 and k == 0, find=k > 0)
             t.cost = (b if b is not None else size) - a
             tasks.append(t)
     return tasks

@@ -29,13 +29,18 @@ import mmap
 import os
 import sys
 from io import FileIO as io_FileIO
-from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union, cast
+TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
+if TYPE_CHECKING:
+    from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union, cast
+    PathLike = Union[str, "os.PathLike[str]"]
+    Write = Callable[[bytes], object]
+else:
+    def cast(_type: object, value: object) -> object:
+        return value
 
 from .._ext import line_sort as _k
 from ..errors import IndexFormatError
 
-PathLike = Union[str, "os.PathLike[str]"]
-Write = Callable[[bytes], object]
 
 DEFAULT_MEM_LIMIT = 32 << 20     # LineSorter (index --sort)
 SORT_MEM_LIMIT = 256 << 20       # sort_files / merge_files
@@ -85,21 +90,21 @@ def open_input(path: PathLike) -> BinaryIO:
 
             buffered = io.BufferedReader(cast(io.RawIOBase, raw), 1 << 20)
             magic = buffered.peek(4)[:4]
-            raw = cast(BinaryIO, buffered)
+            raw = cast("BinaryIO", buffered)
         if magic[:2] == b"\x1f\x8b":
             # inflated in a thread of its own (ISA-L releases the GIL): it overlaps the sort
             from isal import igzip_threaded
 
             if raw is sys.stdin.buffer or not isinstance(raw, io_FileIO):
-                return cast(BinaryIO, _Decompressed(igzip_threaded.open(raw, "rb", threads=1), path, "gzip"))
+                return cast("BinaryIO", _Decompressed(igzip_threaded.open(raw, "rb", threads=1), path, "gzip"))
             raw.close()
-            return cast(BinaryIO, _Decompressed(igzip_threaded.open(os.fspath(path), "rb", threads=1), path,
+            return cast("BinaryIO", _Decompressed(igzip_threaded.open(os.fspath(path), "rb", threads=1), path,
                                                 "gzip"))
         if magic == b"\x28\xb5\x2f\xfd" or (len(magic) == 4 and magic[0] & 0xF0 == 0x50
                                              and magic[1:] == b"\x2a\x4d\x18"):
             import zstandard
 
-            return cast(BinaryIO, _Decompressed(zstandard.ZstdDecompressor().stream_reader(
+            return cast("BinaryIO", _Decompressed(zstandard.ZstdDecompressor().stream_reader(
                 raw, read_across_frames=True, closefd=True), path, "zstd"))
         return raw
     except BaseException:

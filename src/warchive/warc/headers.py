@@ -12,11 +12,14 @@ This module only parses bytes already in memory; it never reads files.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Tuple
+
+    Field = Tuple[str, str]
 
 from .._ext.warc_headers import parse_head as _parse_head_c
 
-Field = Tuple[str, str]
 
 
 def decode_line(raw: bytes) -> str:

@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Union
+TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Union
+
+    Source = Union[str, bytes, "os.PathLike[str]", BinaryIO]
 
 from ..errors import RecordFormatError, TruncatedError, UnsupportedFormatError
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_PLAIN, FORMAT_ZSTD, Reader
@@ -25,7 +29,6 @@ from ..timestamps import timestamp_to_iso_date
 from .headers import Head, Headers, decode_line, http_head, parse_head, warc_protocol
 
 
-Source = Union[str, bytes, "os.PathLike[str]", BinaryIO]
 
 HEAD_FIRST = 1024           # first guess of a head size (most WARC heads, most HTTP heads fit)
 HEAD_MAX = 16 << 20         # a head longer than this is not a head
