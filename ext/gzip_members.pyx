@@ -27,6 +27,25 @@ FORMAT_PLAIN = 0
 FORMAT_GZIP = 1
 FORMAT_ZSTD = 2
 
+cdef extern from *:
+    """
+    #if defined(__GLIBC__)
+    #include <malloc.h>
+    static int wa_one_malloc_arena(void) { return mallopt(M_ARENA_MAX, 1) == 1; }
+    #else
+    static int wa_one_malloc_arena(void) { return 0; }
+    #endif
+    """
+    int wa_one_malloc_arena()
+
+
+def one_malloc_arena():
+    """Have every thread allocate from glibc's main arena (mallopt M_ARENA_MAX = 1); False where
+    that cannot be done (another C library). For `warchive index -j N` only: its workers allocate
+    little, and an arena of their own is fresh memory, page-faulted in 4 KiB at a time."""
+    return bool(wa_one_malloc_arena())
+
+
 def inflate_libraries():
     """The inflate libraries the kernels were built with, e.g. 'zlib 1.2.13, isa-l, libdeflate 1.14'."""
     return wa_inflate_libs().decode()

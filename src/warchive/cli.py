@@ -527,6 +527,10 @@ def cmd_index(args: argparse.Namespace) -> int:
         records = "all" if args.records == "all" else args.records.split(",")
     opts = IndexOptions(cdx11=args.cdx11, records=records, post_append=args.post_append, verify=args.verify,
                         skip_errors=args.skip_errors, dir_root=args.dir_root)
+    if args.jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
+        from ._ext.gzip_members import one_malloc_arena
+
+        one_malloc_arena()
     out = AtomicOutput(args.output) if args.output else None
     write = out.write if out else sys.stdout.buffer.write
     try:

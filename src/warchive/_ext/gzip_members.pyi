@@ -8,6 +8,7 @@ FORMAT_GZIP: int
 FORMAT_ZSTD: int
 
 def inflate_libraries() -> str: ...
+def one_malloc_arena() -> bool: ...
 
 class Reader:
     path: Optional[str]

@@ -10,6 +10,7 @@ temporary name and renamed into place only when everything succeeded.
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
 TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 from ..errors import ArchiveError
 from .._ext.gzip_members import FORMAT_GZIP, Reader
 from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, iter_inputs
-from .sort import LineSorter
 
 MIN_PIECE = 1 << 20   # smallest range of a split file (at the end of the run, so that the workers finish together)
 FIND_WINDOW = 1 << 16
@@ -106,9 +106,11 @@ def _temp_file(directory: Optional[str], prefix: str, suffix: str) -> Tuple[int,
 
 
 class _Part:
-    """The output of one task: in memory up to 4 MiB, then in an unnamed temporary file
-    (tasks finished out of order wait for their turn without holding much memory);
-    its messages, held back until the range is known to be right; where it began and ended."""
+    """The output of one task. Until the main thread knows that the range began where the ranges
+    before it ended and everything before it is written (go_live), lines wait: in memory up to
+    4 MiB, then in an unnamed temporary file; so do messages. From then on the worker writes
+    them straight to the output: memory that is not kept is used again instead of being
+    page-faulted in afresh (3 us per 4 KiB here, 12 ms a run when every part waited)."""
 
     LIMIT = 4 << 20
 
@@ -120,19 +122,42 @@ class _Part:
         self.error: Optional[BaseException] = None
         self.messages: List[str] = []
         self.begin: Optional[int] = None   # offset of its first record (None: found none)
+        self.lock = _thread.allocate_lock()
+        self.sink: Optional[Write] = None
+        self.report_to: Optional[Callable[[str], object]] = None
 
     def write(self, b: bytes) -> None:
-        if self.file is None:
-            self.chunks.append(b)
-            self.size += len(b)
-            if self.size > self.LIMIT:
-                fd, name = _temp_file(None, "warchive-index-", ".part")
-                os.unlink(name)   # unnamed: gone with the process whatever happens
-                self.file = os.fdopen(fd, "w+b")
-                self.file.write(b"".join(self.chunks))
-                self.chunks = []
-        else:
-            self.file.write(b)
+        with self.lock:
+            if self.sink is not None:
+                self.sink(b)
+            elif self.file is None:
+                self.chunks.append(b)
+                self.size += len(b)
+                if self.size > self.LIMIT:
+                    fd, name = _temp_file(None, "warchive-index-", ".part")
+                    os.unlink(name)   # unnamed: gone with the process whatever happens
+                    self.file = os.fdopen(fd, "w+b")
+                    self.file.write(b"".join(self.chunks))
+                    self.chunks = []
+            else:
+                self.file.write(b)
+
+    def report(self, message: str) -> None:
+        with self.lock:
+            if self.report_to is not None:
+                self.report_to(message)
+            else:
+                self.messages.append(message)
+
+    def go_live(self, out: Write, report: Callable[[str], object]) -> None:
+        """Write out what waited; the worker writes the rest itself."""
+        with self.lock:
+            for m in self.messages:
+                report(m)
+            self.messages = []
+            self.copy_to(out)
+            self.sink = out
+            self.report_to = report
 
     def copy_to(self, out: Write) -> None:
         if self.file is None:
@@ -147,17 +172,22 @@ class _Part:
                 break
             out(b)
         self.file.close()
+        self.file = None
 
     def discard(self) -> None:
         self.chunks = []
         if self.file is not None:
             self.file.close()
+            self.file = None
 
 
-def _run_part(task: Task, opts: IndexOptions) -> _Part:
-    """Index one task into a new part (errors kept in it, raised by whoever writes it out)."""
-    part = _Part()
-    o = opts.copy(report=part.messages.append)
+def _run_part(task: Task, opts: IndexOptions, part: Optional[_Part] = None,
+              located: Optional[Callable[[], object]] = None) -> _Part:
+    """Index one task into `part` (a new one by default); errors are kept in it, raised by whoever
+    writes it out. located() is called once the range's first record is known (part.begin)."""
+    if part is None:
+        part = _Part()
+    o = opts.copy(report=part.report)
     try:
         begin: Optional[int] = task.start
         if task.find:
@@ -167,12 +197,18 @@ def _run_part(task: Task, opts: IndexOptions) -> _Part:
             finally:
                 r.close()
         part.begin = begin
+        if located is not None:
+            located()
+            located = None
         if task.header:
             part.write(CDX11_HEADER)
         if begin is not None:
             part.stats = _index_one(Task(task.path, task.filename, begin, task.stop), part.write, o)
     except BaseException as e:
         part.error = e
+    finally:
+        if located is not None:
+            located()
     return part
 
 
@@ -186,34 +222,42 @@ class _Chain:
         self.path: Optional[str] = None
         self.end = 0   # where the records indexed so far of self.path end
 
-    def settle(self, task: Task, part: _Part) -> _Part:
+    def right(self, task: Task, part: _Part) -> bool:
+        """Did the range begin where it should? (part.begin must be known)"""
         if task.path != self.path or not task.find:
             self.path = task.path
-            good = True
-        elif part.begin is None or part.begin != self.end:
-            stop = task.stop if task.stop is not None else os.path.getsize(task.path)
-            good = part.begin is None and self.end >= stop  # nothing starts in the range: right
-            if not good:
-                part.discard()
-                if self.end >= stop:  # the range lies inside a record already indexed
-                    part = _Part()
-                    part.begin = None
-                else:
-                    part = _run_part(Task(task.path, task.filename, self.end, task.stop), self.opts)
+            return True
+        if part.begin is not None and part.begin == self.end:
+            return True
+        # nothing starts in the range, and rightly so: the records before it reach past it
+        return part.begin is None and self.end >= self._stop(task)
+
+    def redo(self, task: Task, part: _Part) -> _Part:
+        """The range indexed from where the records before it ended (in this thread)."""
+        part.discard()
+        if self.end >= self._stop(task):   # the range lies inside a record already indexed
+            return _Part()
+        return _run_part(Task(task.path, task.filename, self.end, task.stop), self.opts)
+
+    def done(self, part: _Part) -> None:
         if part.begin is not None and part.error is None:
             self.end = part.stats.end
-        return part
+
+    @staticmethod
+    def _stop(task: Task) -> int:
+        return task.stop if task.stop is not None else os.path.getsize(task.path)
 
 
 def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, total: FileStats) -> None:
-    """Run the tasks on `jobs` threads, in order, and write their outputs in task order.
+    """Run the tasks on `jobs` threads and write their outputs in task order.
 
     Threads suffice: the kernel indexes with the GIL released, and only the rare
     records left to the Python reference hold it. The first error in task order is
     raised after everything before it has been written; later tasks are abandoned."""
     import threading
 
-    parts: List[Optional[_Part]] = [None] * len(tasks)
+    parts: List[Optional[_Part]] = [_Part() for _ in tasks]
+    located = [threading.Event() for _ in tasks]
     done = [threading.Event() for _ in tasks]
     lock = threading.Lock()
     order = _dispatch_order(tasks)
@@ -228,7 +272,7 @@ def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, t
             if n >= len(order):
                 return
             i = order[n]
-            parts[i] = _run_part(tasks[i], opts)
+            _run_part(tasks[i], opts, parts[i], located[i].set)   # parts[i] is not None until done[i]
             done[i].set()
 
     threads = [threading.Thread(target=worker, name=f"warchive-index-{k}", daemon=True) for k in range(jobs)]
@@ -242,14 +286,20 @@ def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, t
     chain = _Chain(opts)
     try:
         for i, task in enumerate(tasks):
-            done[i].wait()
+            located[i].wait()
             part = parts[i]
             assert part is not None
-            parts[i] = None
-            part = chain.settle(task, part)
-            for m in part.messages:
-                opts.report(m)
-            part.copy_to(out)
+            if chain.right(task, part):
+                part.go_live(out, opts.report)   # everything before it is written
+                done[i].wait()
+            else:
+                done[i].wait()
+                part = chain.redo(task, part)
+                for m in part.messages:
+                    opts.report(m)
+                part.copy_to(out)
+            parts[i] = None   # let the finished one go
+            chain.done(part)
             _add(total, part.stats)
             if part.error is not None:
                 raise part.error
@@ -327,7 +377,11 @@ def index_paths(inputs: Sequence[str], write: Write, opts: IndexOptions, jobs: i
         if not os.path.exists(p):
             raise FileNotFoundError(2, "no such file or directory", p)
     tasks = plan(inputs, opts, jobs)
-    sorter = LineSorter() if sort else None
+    sorter = None
+    if sort:
+        from .sort import LineSorter   # (and its kernel) only when sorting
+
+        sorter = LineSorter()
     out = sorter.add if sorter else write
     total = FileStats()
     if jobs <= 1 or len(tasks) <= 1:
