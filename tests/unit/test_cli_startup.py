@@ -62,7 +62,9 @@ def test_an_unknown_command_still_lists_every_command():
 def test_warchive_index_start_up_imports_only_what_it_uses():
     """`warchive index` is timed with its start-up (bench/compare.py): typing, dataclasses (and
     inspect), shutil (and bz2, lzma), json, hashlib, datetime and tempfile cost 1-7 ms each."""
-    avoided = ["typing", "dataclasses", "inspect", "shutil", "json", "hashlib", "datetime", "tempfile"]
+    avoided = ["typing", "dataclasses", "inspect", "shutil", "json", "hashlib", "datetime", "tempfile",
+               "warchive.warc.reader", "warchive.surt",   # until a record is left to the reference
+               "warchive.index.sort"]                      # until --sort
     code = ("import sys; import warchive.cli as c, warchive.index.build; "
             "c._parser('index').parse_args(['index', 'x.warc.gz', '-o', 'y']); "
             f"print(repr([m for m in {avoided!r} if m in sys.modules]))")

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     Write = Callable[[bytes], object]
 
 from ..errors import ArchiveError
-from .._ext.gzip_members import FORMAT_GZIP, Reader
+from .._ext.gzip_members import FORMAT_GZIP, Reader, start_writeback
 from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, iter_inputs
 
 MIN_PIECE = 1 << 20   # smallest range of a split file (at the end of the run, so that the workers finish together)
@@ -407,9 +407,12 @@ class AtomicOutput:
     """A file written as NAME.<random>.tmp and renamed to NAME once complete and on disk
     (removed on failure): a reader never sees a NAME that is not whole.
 
-    Data goes to disk as it is written (fdatasync every 8 MiB), so that the final fsync
-    has little left to wait for."""
+    Data goes to disk as it is written, so that the final fsync has little left to wait for:
+    writeback of every 2 MiB is started without waiting (sync_file_range), or where that call
+    does not exist every 8 MiB is fdatasync'ed. (Waiting for it cost `warchive index` 9-12 ms
+    of the corpus run, on one core and on two.)"""
 
+    START_EVERY = 2 << 20
     SYNC_EVERY = 8 << 20
 
     def __init__(self, path: str) -> None:
@@ -418,13 +421,21 @@ class AtomicOutput:
         fd, self.tmp = _temp_file(self.dir, os.path.basename(path) + ".", ".tmp")
         self.f: BinaryIO = os.fdopen(fd, "wb", buffering=1 << 20)
         self._unsynced = 0
+        self._written = 0
+        self._async = True
 
     def write(self, b: bytes) -> None:
         self.f.write(b)
         self._unsynced += len(b)
-        if self._unsynced >= self.SYNC_EVERY:
+        if self._unsynced >= (self.START_EVERY if self._async else self.SYNC_EVERY):
             self.f.flush()
-            os.fdatasync(self.f.fileno())
+            if self._async:
+                started = start_writeback(self.f.fileno(), self._written, self._unsynced)
+                if started is None:
+                    self._async = False
+            else:
+                os.fdatasync(self.f.fileno())
+            self._written += self._unsynced
             self._unsynced = 0
 
     def commit(self) -> None:

@@ -26,11 +26,12 @@ if TYPE_CHECKING:
 from ..errors import ArchiveError, CorruptRecordError, RecordFormatError
 from .._ext import cdx_lines
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_PLAIN, Reader
-from ..surt import surt_or_url
-from ..timestamps import iso_date_to_timestamp
-from ..warc.headers import Headers
-from ..warc.reader import ArchiveIterator, Record
-from ..warc.reader import open as open_archive
+
+if TYPE_CHECKING:
+    from ..warc.headers import Headers
+    from ..warc.reader import Record
+# The Python reader (warchive.warc), warchive.surt and warchive.timestamps are imported where
+# a record is left to the reference: files the kernel indexes whole never load them.
 
 DEFAULT_RECORDS = ("response", "revisit", "resource", "metadata")
 FLUSH_AT = 1 << 16   # bytes of lines per kernel call: below malloc's mmap threshold, so the memory is used again
@@ -202,6 +203,8 @@ def record_fields(rec: Record, filename: str) -> dict:
 
 
 def record_timestamp(rec: Record) -> str:
+    from ..timestamps import iso_date_to_timestamp
+
     date = rec.headers.get("WARC-Date")
     where = rec._it.path if rec._it else None
     if date is None:
@@ -229,6 +232,8 @@ def format_line(urlkey: str, ts: str, index: dict, cdx11: bool) -> bytes:
 
 def record_line(rec: Record, filename: str, cdx11: bool) -> bytes:
     """The line of one record (the caller decided it is indexed)."""
+    from ..surt import surt_or_url
+
     index = record_fields(rec, filename)
     ts = record_timestamp(rec)
     return format_line(surt_or_url(warcio_target_uri(rec)), ts, index, cdx11)
@@ -295,6 +300,8 @@ class _Reference:
         self.path = path
         self.filename = filename
         self.opts = opts
+        from ..warc.reader import ArchiveIterator
+
         self.it = ArchiveIterator(path, verify=opts.verify)
 
     def index_at(self, off: int) -> Tuple[bytes, int]:
@@ -374,6 +381,8 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
 
 def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, stats: FileStats) -> None:
     """Whole file through the reference (zst, -p, streams)."""
+    from ..warc.reader import open as open_archive
+
     with open_archive(path, verify=opts.verify) as it:
         source: Iterable = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
         while True:
@@ -470,6 +479,7 @@ def _join(a: _Pending, b: _Pending) -> None:
     body = req.body
     if body is not None:
         body.seek(0)
+    from ..surt import surt_or_url
     from . import postbody
 
     query, suffix = postbody.method_query(method, req.http.get("Content-Type"), req.http.get("Content-Length"),
@@ -490,6 +500,8 @@ class _EMPTY(io.RawIOBase):
 def _emit(p: _Pending, opts: IndexOptions) -> bytes:
     if not p.want:
         return b""
+    from ..surt import surt_or_url
+
     index = dict(p.index)
     index.update(p.extra)
     key = p.urlkey if p.urlkey is not None else surt_or_url(p.uri)
