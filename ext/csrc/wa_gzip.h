@@ -30,7 +30,7 @@
 
 #define WA_GZ_HEADER_MAX (64 * 1024)      /* longest gzip header we accept (FEXTRA/FNAME/FCOMMENT) */
 #define WA_WHOLE_MAX_IN (2u << 20)        /* members up to this compressed size go through libdeflate */
-#define WA_WHOLE_MAX_OUT (1u << 20)       /* ... if they inflate to at most this (bigger: ISA-L streams, bounded memory) */
+#define WA_WHOLE_MAX_OUT (4u << 20)       /* ... if they inflate to at most this (bigger: ISA-L streams, bounded memory) */
 #define WA_STREAM_CHUNK (256u << 10)
 
 typedef struct {

@@ -248,41 +248,60 @@ class _Chain:
         return task.stop if task.stop is not None else os.path.getsize(task.path)
 
 
+class _Signal:
+    """A one-shot event for one waiter, on _thread's lock (threading costs 1 ms to import)."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self._lock.acquire()
+
+    def set(self) -> None:
+        if self._lock.locked():
+            self._lock.release()
+
+    def wait(self) -> None:
+        self._lock.acquire()
+        self._lock.release()
+
+
 def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, total: FileStats) -> None:
     """Run the tasks on `jobs` threads and write their outputs in task order.
 
     Threads suffice: the kernel indexes with the GIL released, and only the rare
     records left to the Python reference hold it. The first error in task order is
     raised after everything before it has been written; later tasks are abandoned."""
-    import threading
-
     parts: List[Optional[_Part]] = [_Part() for _ in tasks]
-    located = [threading.Event() for _ in tasks]
-    done = [threading.Event() for _ in tasks]
-    lock = threading.Lock()
+    located = [_Signal() for _ in tasks]
+    done = [_Signal() for _ in tasks]
+    lock = _thread.allocate_lock()
     order = _dispatch_order(tasks)
     next_task = [0]
-    stop = threading.Event()
+    stop = [False]
 
-    def worker() -> None:
-        while not stop.is_set():
-            with lock:
-                n = next_task[0]
-                next_task[0] += 1
-            if n >= len(order):
-                return
-            i = order[n]
-            _run_part(tasks[i], opts, parts[i], located[i].set)   # parts[i] is not None until done[i]
-            done[i].set()
+    def worker(finished: _Signal) -> None:
+        try:
+            while not stop[0]:
+                with lock:
+                    n = next_task[0]
+                    next_task[0] += 1
+                if n >= len(order):
+                    return
+                i = order[n]
+                _run_part(tasks[i], opts, parts[i], located[i].set)   # parts[i] is not None until done[i]
+                done[i].set()
+        finally:
+            finished.set()
 
-    threads = [threading.Thread(target=worker, name=f"warchive-index-{k}", daemon=True) for k in range(jobs)]
     # A thread that wants the GIL waits up to the switch interval (5 ms) for one running Python
     # (the reference indexing a record, the writer thread) to let go of it: a worker coming back
     # from the kernel with lines stalled that long, several times a run. 0.2 ms bounds that wait.
     switch = sys.getswitchinterval()
     sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
-    for t in threads:
-        t.start()
+    finished = [_Signal() for _ in range(jobs)]
+    for f in finished:
+        _thread.start_new_thread(worker, (f,))
     chain = _Chain(opts)
     try:
         for i, task in enumerate(tasks):
@@ -304,9 +323,9 @@ def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, t
             if part.error is not None:
                 raise part.error
     finally:
-        stop.set()
-        for t in threads:
-            t.join()
+        stop[0] = True
+        for f in finished:
+            f.wait()
         sys.setswitchinterval(switch)
 
 

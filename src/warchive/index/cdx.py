@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # a record is left to the reference: files the kernel indexes whole never load them.
 
 DEFAULT_RECORDS = ("response", "revisit", "resource", "metadata")
-FLUSH_AT = 1 << 16   # bytes of lines per kernel call: below malloc's mmap threshold, so the memory is used again
+FLUSH_AT = 1 << 18   # bytes of lines per kernel call (each call takes the GIL back: -j N workers wait for it)
 CDX11_HEADER = b" CDX N b a m s k r M S V g\n"
 ARCHIVE_EXTENSIONS = (".arc", ".arc.gz", ".warc", ".warc.gz", ".warc.zst")
 _RE_SPACE = re.compile(r"[;\s]")
