@@ -84,3 +84,55 @@ def test_index_to_a_pipe_is_complete(tmp_path):
     r = subprocess.run([sys.executable, "-m", "warchive", "index", str(tmp_path / "missing.warc.gz")],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "no such file" in r.stderr
+
+
+# --------------------------------------------------------------------------- `warchive index` without argparse
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+INDEX_TOKENS = ["-o", "--output", "-11", "--cdx11", "--records", "--dir-root", "-p", "--post-append", "-s", "--sort",
+                "-j", "--jobs", "--verify", "--skip-errors", "-h", "--help", "--ver", "--out", "-j2", "--jobs=3",
+                "-o=x", "-ps", "--", "-", "-1", "-x", "--nope", "2", "0", "-3", "x", "a.warc.gz", "dir/", "all",
+                "response,revisit", "٣", " 4 ", "index", "out.cdxj", "--records=all"]
+
+
+def _argparse_view(argv):
+    """What main() would run with through argparse: (command, attributes) or 'error'."""
+    from warchive.cli import _parser
+
+    try:
+        args, extra = _parser().parse_known_args(argv)
+    except SystemExit:
+        return "error"
+    if extra or args.command is None:
+        return "error"
+    return vars(args)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(INDEX_TOKENS), max_size=9))
+def test_index_arguments_parse_as_argparse_parses_them(tail):
+    import contextlib
+    import io
+
+    from warchive.cli import _index_args
+
+    argv = ["index", *tail]
+    fast = _index_args(argv)
+    if fast is None:
+        return   # argparse decides
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        expected = _argparse_view(argv)
+    assert expected != "error", argv
+    assert vars(fast) == expected, argv
+
+
+def test_the_usual_index_command_lines_take_the_fast_path():
+    from warchive.cli import _index_args
+
+    for argv in (["index", "a.warc.gz", "-o", "out.cdxj"], ["index", "-j", "2", "--verify", "a", "b", "-o", "o"],
+                 ["index", "--cdx11", "--records", "all", "--dir-root", "/d", "a"], ["index", "dir/", "--sort", "-p"]):
+        assert _index_args(argv) is not None, argv
+    for argv in (["index"], ["index", "-h"], ["index", "a", "-j2"], ["index", "a", "-o", "x", "b"], ["sort", "a"]):
+        assert _index_args(argv) is None, argv
