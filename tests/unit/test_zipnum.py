@@ -170,49 +170,7 @@ def test_reads_pywb_sample_layout(tmp_path):
         assert [b.part for b in z.blocks()] == ["zipnum", "zipnum"]
 
 
-# --- pywb reads what we write -----------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def pywb_agg():
-    pytest.importorskip("pywb")
-    from pywb.warcserver.index.query import CDXQuery
-    from pywb.warcserver.warcserver import init_index_agg
-
-    def open_agg(idx_path):
-        agg = init_index_agg({"zip": str(idx_path)})
-
-        def query(**params):
-            it, errs = agg(params)
-            assert not errs, errs
-            return list(it)
-        return query
-    return open_agg, CDXQuery
-
-
-@pytest.mark.parametrize("url,match", [("example.com/", "exact"), ("example.com/a", "prefix"),
-                                       ("iana.org", "host"), ("example.com", "domain"),
-                                       ("spiegel.de/x?y=1", "exact"), ("nothere.zz/", "prefix")])
-def test_pywb_reads_our_cluster(tmp_path, pywb_agg, url, match):
-    open_agg, CDXQuery = pywb_agg
-    lines = corpus(12_000, seed=4)
-    c = write_zipnum(lines, str(tmp_path / "zn") + "/", lines_per_block=300, parts=2)
-    query = open_agg(c.idx)
-    # pywb reads a ZipNum one page of blocks at a time (10 by default): ask for one big page
-    got = [(r["urlkey"], r["timestamp"], r["offset"]) for r in query(url=url, matchType=match, pageSize="1000")]
-    q = CDXQuery(dict(url=url, matchType=match))
-    key, end = q.key, q.end_key
-    key = key.encode() if isinstance(key, str) else key
-    end = end.encode() if isinstance(end, str) else end
-    with ZipNumIndex(c.idx) as z:
-        ours = []
-        for line in z.range(key, end):
-            urlkey, ts, js = line.split(b" ", 2)
-            ours.append((urlkey.decode(), ts.decode(), json.loads(js)["offset"]))
-        assert got == ours
-        # the paged index: the summary lines pywb lists for the range are ours
-        paged = query(url=url, matchType=match, showPagedIndex="true", pageSize="1000")
-        assert [str(r).encode() for r in paged] == [b.line for b in z.blocks(key, end)]
-
+# --- pywb reads what we write: tests/differential/test_cdx_vs_pywb.py (pywb in its own venv) ---------------
 
 # --- damaged clusters -------------------------------------------------------------------
 
