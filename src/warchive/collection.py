@@ -53,7 +53,9 @@ class Collection:
         return f"{self.name}/indexes/{os.path.basename(path)}"
 
 
-def _segment_name(indexes: str, stem: str) -> str:
+def new_segment_name(indexes: str, stem: str) -> str:
+    """A path for a new index segment in the directory `indexes`: STEM-<UTC time>-<random>.seg
+    (of one stem, segments made in different seconds sort in the order they were made)."""
     import time
 
     stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
@@ -99,7 +101,7 @@ def add_warcs(coll_path: str, warcs: "list[str]", *, link: bool = False, jobs: i
     sorter.finish(lambda b: lines.extend(b.splitlines()))
     if not lines:
         return None
-    seg = _segment_name(c.index_dir, "add")
+    seg = new_segment_name(c.index_dir, "add")
     write_segment(lines, seg, source=", ".join(placed))
     return seg
 
@@ -119,7 +121,7 @@ def compact(coll_path: str) -> Optional[str]:
     opened = [Segment(p) for p in segs]
     try:
         merged = heapq.merge(*[s.range(b"", None) for s in opened])
-        out = _segment_name(c.index_dir, "compact")
+        out = new_segment_name(c.index_dir, "compact")
 
         def unique():
             last = None

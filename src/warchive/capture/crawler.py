@@ -394,10 +394,10 @@ class Crawler:
     def _write_segment(self, lines: List[bytes], why: str) -> Optional[str]:
         if not lines:
             return None
-        from ..collection import _segment_name
+        from ..collection import new_segment_name
         from ..index.segment import write_segment
 
-        path = _segment_name(self.index_dir, "crawl")
+        path = new_segment_name(self.index_dir, "crawl")
         write_segment(sorted(set(lines)), path, source=f"crawl {os.path.basename(self.session_dir)} ({why})")
         self.stats.segments += 1
         self._segments.append(path)
@@ -409,14 +409,14 @@ class Crawler:
         reading it (an unlinked file stays readable while open); new readers see the merged one."""
         import heapq
 
-        from ..collection import _segment_name
+        from ..collection import new_segment_name
         from ..index.segment import Segment, write_segment
 
         parts = [p for p in self._segments if os.path.exists(p)]
         if len(parts) < 2:
             return
         opened = [Segment(p) for p in parts]
-        out = _segment_name(self.index_dir, "crawl")
+        out = new_segment_name(self.index_dir, "crawl")
         try:
             def unique() -> Any:
                 last = None
