@@ -53,12 +53,7 @@ def _engine(paths, layout: str, coll: str = "coll") -> Engine:
 @pytest.fixture(scope="session")
 def pywb_answers(cdx_indexes):
     """{case id: (status, content type, body)} from pywb, one subprocess per (source set, layout)."""
-    try:
-        pywb_oracle.pywb_python()
-    except pywb_oracle.PywbUnavailable as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(e))
+    pywb_oracle.require_pywb()
     groups = defaultdict(list)
     for c in CASES:
         groups[(c.sources, c.layout)].append(c)
@@ -109,12 +104,7 @@ def test_pywb_serves_our_zipnum_cluster(cdx_indexes, tmp_path):
     """A cluster written by warchive (write_zipnum) is read by pywb exactly as by warchive."""
     from warchive.index.zipnum import write_zipnum
 
-    try:
-        pywb_oracle.pywb_python()
-    except pywb_oracle.PywbUnavailable as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(e))
+    pywb_oracle.require_pywb()
     lines = sorted(set(Path(cdx_indexes["wget"]).read_bytes().splitlines()))
     cluster = write_zipnum(lines, tmp_path / "ours", lines_per_block=50)
     idx = cluster.idx
@@ -139,12 +129,7 @@ def test_pywb_reads_our_cluster_in_parts(cdx_indexes, tmp_path):
 
     from warchive.index.zipnum import write_zipnum
 
-    try:
-        pywb_oracle.pywb_python()
-    except pywb_oracle.PywbUnavailable as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(e))
+    pywb_oracle.require_pywb()
     lines = sorted(set(Path(cdx_indexes["wget"]).read_bytes().splitlines()))
     cluster = write_zipnum(lines, str(tmp_path / "zn") + "/", lines_per_block=30, parts=2)
     queries = []

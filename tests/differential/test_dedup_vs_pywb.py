@@ -227,12 +227,7 @@ def test_warchive_load_command(crawls):
 
 
 def _pywb(crawls, requests):
-    try:
-        pywb_oracle.pywb_python()
-    except pywb_oracle.PywbUnavailable as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(e))
+    pywb_oracle.require_pywb()
     coll = crawls["coll"]
     return pywb_oracle.pywb_load(sorted((coll / "archive").iterdir()), [coll / "indexes" / "index.cdxj"],
                                  requests, coll="coll")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import os
 from urllib.parse import urlencode
 
 import pytest
@@ -26,12 +25,7 @@ RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\
 
 
 def _need_pywb():
-    try:
-        pywb_oracle.pywb_python()
-    except pywb_oracle.PywbUnavailable as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(e))
+    pywb_oracle.require_pywb()
 
 
 @pytest.fixture(scope="module")
