@@ -47,10 +47,9 @@ from .crawl_config import CrawlConfig, CrawlError
 from .crawl_log import CrawlLog, CrawlLogEntry
 from .dedup import Deduplicator, DigestIndex, PreviousCapture, conditional_headers
 from .fetch import FetchResult, Fetcher, StaticResolver, SystemResolver
-from .frontier import Frontier, Lease, Politeness, host_key
+from .frontier import Frontier, Lease, host_key
 from .links import extract_links
 from .robots import UNREACHABLE, RobotsCache, page_directives
-from .scope import Scope
 from .seen import open_seen
 from .session_db import SessionDB, read_session
 

@@ -57,11 +57,13 @@ import os
 import re
 import struct
 import time
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
+from ..durable import fsync_dir
 from ..errors import ArchiveError, IndexFormatError
 
 try:
@@ -538,7 +540,7 @@ class DigestIndex:
                 old.close()
                 for num, p in self._generations():
                     if num < self._gen.generation:
-                        with _suppress_missing():
+                        with suppress(FileNotFoundError):
                             os.unlink(p)
             finally:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
@@ -559,7 +561,7 @@ class DigestIndex:
                 pass
             except (PermissionError, OverflowError):
                 continue
-            with _suppress_missing():
+            with suppress(FileNotFoundError):
                 os.unlink(os.path.join(self.path, name))
 
     def _buffer_arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -604,10 +606,10 @@ class DigestIndex:
             _write_file(tmp, gen, pre, tails, when, spans, [g.heap, self._buf_heap])
             os.replace(tmp, final)
         except BaseException:
-            with _suppress_missing():
+            with suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        _fsync_dir(self.path)
+        fsync_dir(self.path)
         return final
 
     # -- life
@@ -693,19 +695,3 @@ def _write_file(path: str, gen: int, pre: np.ndarray, tails: np.ndarray, when: n
             raise AssertionError(f"wrote {f.tell()} bytes, layout says {end}")
         f.flush()
         os.fsync(f.fileno())
-
-
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-class _suppress_missing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, et: object, ev: object, tb: object) -> bool:
-        return et is not None and isinstance(ev, FileNotFoundError)

@@ -44,6 +44,7 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import (Any, Callable, Deque, Dict, Generic, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union)
 
+from ..durable import fsync_dir
 from ..errors import ArchiveError, CorruptRecordError, UrlError
 from ..surt import surt
 
@@ -845,11 +846,7 @@ class Frontier:
             os.fsync(f.fileno())
         open(self._log_path(gen), "ab").close()
         os.replace(tmp, os.path.join(self.dir, SNAPSHOT))
-        fd = os.open(self.dir, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(self.dir)
         if self._log_fd is not None:
             os.close(self._log_fd)
             self._log_fd = None

@@ -340,23 +340,13 @@ class HtmlLinkExtractor:
                         if pos < 0:
                             return
                     continue
-                if c == "/":
-                    if lt + 2 >= n and not final:
-                        pos = lt
-                        break
-                    # "</>" is ignored; "</ 3>" is a bogus comment up to ">"
-                    end = buf.find(">", lt + 2)
-                    if end < 0:
-                        if final:
-                            pos = n
-                            break
-                        self._wait = (">", n)
-                        pos = lt
-                        break
-                    pos = end + 1
+                if c != "/":
+                    pos = lt + 1    # "<" followed by neither a letter, "/", "!" nor "?": text
                     continue
-                pos = lt + 1    # "<" followed by neither a letter, "/", "!" nor "?": text
-                continue
+                if lt + 2 >= n and not final:
+                    pos = lt
+                    break
+                # "</>" is ignored; "</ 3>" is a bogus comment up to ">", as "<!..." below
             if c == "!":
                 if buf.startswith("<!--", lt):
                     if buf.startswith(">", lt + 4):
@@ -378,7 +368,7 @@ class HtmlLinkExtractor:
                 if n - lt < 4 and not final and "<!--".startswith(buf[lt:]):
                     pos = lt   # maybe the start of a comment: wait for more
                     break
-            end = buf.find(">", lt + 2)   # "<!..." and "<?...": a bogus comment up to ">"
+            end = buf.find(">", lt + 2)   # "<!...", "<?..." and "</ ...": a bogus comment up to ">"
             if end < 0:
                 if final:
                     pos = n

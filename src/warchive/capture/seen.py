@@ -42,6 +42,7 @@ from typing import Dict, Iterable, List, Optional, Protocol, Set, Tuple, Union
 
 import numpy as np
 
+from ..durable import fsync_dir
 from ..errors import CorruptRecordError
 from ..surt import surt_or_url
 
@@ -83,14 +84,6 @@ def _h64(key: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
 
 
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _publish(path: str, data: bytes) -> None:
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
@@ -98,7 +91,7 @@ def _publish(path: str, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    _fsync_dir(os.path.dirname(path) or ".")
+    fsync_dir(os.path.dirname(path) or ".")
 
 
 class _Run:

@@ -1092,14 +1092,9 @@ def build_index(journal: PathLike, index: Optional[PathLike] = None, *, skip_err
     if buf:
         sorter.add(b"".join(buf))
     header["records"] = records
-    out = AtomicOutput(ip)
-    try:
+    with AtomicOutput(ip) as out:
         out.write(INDEX_MAGIC + str(INDEX_VERSION).encode() + b" " + json.dumps(header).encode() + b"\n")
         sorter.finish(out.write)
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
     return ip
 
 

@@ -463,14 +463,19 @@ class AtomicOutput:
         self.f.close()
         os.chmod(self.tmp, 0o644)
         os.replace(self.tmp, self.path)
-        try:  # the rename itself on disk
-            dfd = os.open(self.dir, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except OSError:
-            pass
+        from ..durable import fsync_dir
+
+        fsync_dir(self.dir, strict=False)   # the rename itself on disk
+
+    def __enter__(self) -> "AtomicOutput":
+        return self
+
+    def __exit__(self, et: object, ev: object, tb: object) -> None:
+        """Committed when the block ends normally, removed when it raises."""
+        if et is None:
+            self.commit()
+        else:
+            self.abort()
 
     def abort(self) -> None:
         self.f.close()

@@ -19,12 +19,12 @@ import os
 import sys
 TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+    from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, Sequence, Tuple, Union
     Write = Callable[[bytes], object]
 
-from ..errors import ArchiveError, CorruptRecordError, RecordFormatError
+from ..errors import ArchiveError, RecordFormatError
 from .._ext import cdx_lines
-from .._ext.gzip_members import FORMAT_GZIP, FORMAT_PLAIN, Reader
+from .._ext.gzip_members import FORMAT_GZIP, Reader
 
 if TYPE_CHECKING:
     from ..warc.headers import Headers

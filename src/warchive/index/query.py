@@ -21,7 +21,7 @@ import json
 import re
 from collections import OrderedDict, deque
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
-from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus
 
 from ..errors import ArchiveError
 from ..surt import surt as _surt
@@ -667,7 +667,6 @@ class Engine:
         blocks = list(zi.blocks(q.key, q.end_key))
         if not blocks:
             return [], 0, page_size, 0
-        numbered = [b.number for b in blocks]
         nblocks = len(blocks) - 1
         try:
             pages = nblocks // page_size + 1

@@ -507,14 +507,9 @@ def write_record_index(inputs: Sequence[PathLike], output: Union[PathLike, Calla
         output(RECORD_INDEX_HEADER + b"\n")
         sorter.finish(output)
         return stats
-    out = AtomicOutput(os.fspath(output))
-    try:
+    with AtomicOutput(os.fspath(output)) as out:
         out.write(RECORD_INDEX_HEADER + b"\n")
         sorter.finish(out.write)
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
     return stats
 
 

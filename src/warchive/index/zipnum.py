@@ -32,7 +32,7 @@ import operator
 import os
 import threading
 from collections import OrderedDict
-from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
+from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple,
                     Union)
 
 from ..errors import IndexFormatError, UnsortedInputError

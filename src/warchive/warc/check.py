@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Tuple
 
 from ..errors import ArchiveError, CorruptRecordError, RecordFormatError
+from ..durable import fsync_dir
 from ..timestamps import iso_date_to_timestamp
 from .digest import dechunk, new_hasher, parse_label
 from .reader import ArchiveIterator, Record
@@ -201,12 +202,5 @@ def recover(path: str, output: Optional[str] = None, dry_run: bool = False) -> R
         f.flush()
         os.fsync(f.fileno())
     os.rename(path, output)
-    try:
-        fd = os.open(os.path.dirname(os.path.abspath(output)), os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    fsync_dir(os.path.dirname(os.path.abspath(output)), strict=False)
     return Recovered(output, records, good, size - good)

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
     Source = Union[str, bytes, "os.PathLike[str]", BinaryIO]
 
-from ..errors import RecordFormatError, TruncatedError, UnsupportedFormatError
-from .._ext.gzip_members import FORMAT_GZIP, FORMAT_PLAIN, FORMAT_ZSTD, Reader
+from ..errors import RecordFormatError, TruncatedError
+from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
 from ..timestamps import timestamp_to_iso_date
 from .headers import Head, Headers, decode_line, http_head, parse_head, warc_protocol
 

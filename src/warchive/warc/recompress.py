@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from typing import Any, Optional
 
+from ..durable import fsync_dir
 from ..errors import ArchiveError, CorruptRecordError, UnsupportedFormatError
 from .reader import ArchiveIterator, Record
 from .writer import CRLF2, _Encoder, _write_all
@@ -102,12 +103,5 @@ def recompress(src: str, dst: str, compression: str = "gzip", level: Optional[in
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    fsync_dir(directory, strict=False)
     return count

@@ -49,6 +49,7 @@ from typing import Any, BinaryIO, Callable, Dict, List, Mapping, Optional, Seque
 from isal import igzip_lib, isal_zlib
 
 from .. import __version__
+from ..durable import fsync_dir
 from ..errors import ArchiveError, WriteError
 from .digest import ALGORITHMS, dechunk, digest_of, digest_one, new_hasher, label
 from .headers import Headers, http_head, parse_head
@@ -470,19 +471,6 @@ class Written:
         return uri
 
 
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _write_all(fd: int, pieces: List[Any], path: str, offset: int) -> int:
     """Write pieces with one writev (more only if the kernel takes part of them); bytes written."""
     total = 0
@@ -576,7 +564,7 @@ class WarcFile:
             return self.open_path
         os.rename(self.open_path, self.path)
         if fsync:
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory, strict=False)
         return self.path
 
 
