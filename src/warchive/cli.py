@@ -529,7 +529,8 @@ def cmd_dedup_index(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from .index.build import AtomicOutput, index_paths
+    from .durable import AtomicOutput
+    from .index.build import index_paths
     from .index.cdx import IndexOptions
 
     records = None

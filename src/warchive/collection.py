@@ -1,138 +1,150 @@
-"""The on-disk layout of collections, the same as pywb's automatic collections.
+"""Collections: WARC files and their index, laid out on disk as pywb's automatic collections.
 
     ROOT/                     (`warchive serve --root ROOT`)
       COLL/
         archive/              WARC/ARC files
         indexes/              index files: sorted .cdx/.cdxj, ZipNum clusters (.idx/.summary,
-                              with their .loc and shards), warchive index segments
+                              with their .loc and shards), warchive index segments (.seg)
+        crawls/ID/            crawl sessions (warchive crawl)
 
 Every index file of `indexes/` is a source of the collection, named
 `COLL/indexes/FILE` in the `source` field of captures, as pywb names them;
-lookups merge all of them. A directory given where a collection is expected
-is a collection if it has an `indexes/` directory, else its own files are
-the index files.
+lookups merge all of them (warchive.index.sources knows the layout, so that
+the query engine reads collections without this module). A directory given
+where a collection is expected is a collection if it has an `indexes/`
+directory, else its own files are the index files.
+
+Adding WARCs writes one new segment and never rewrites the index there;
+``merge_segments`` (what `warchive compact` and the crawler run) merges
+segments into one.
 """
 
 from __future__ import annotations
 
+import filecmp
+import heapq
 import os
-from typing import List, Optional
+import shutil
+import time
+from typing import Iterable, Iterator, List, Optional, Sequence
 
 from .errors import ArchiveError
+from .index.build import index_paths
+from .index.cdx import IndexOptions
+from .index.segment import Segment, write_segment
+from .index.sort import LineSorter
+from .index.sources import SEGMENT_EXT, collection_name, index_dir_of, index_files, source_name
 
-INDEX_EXTS = (".cdx", ".cdxj")
-ZIPNUM_EXTS = (".idx", ".summary")
+__all__ = ["Collection", "add_warcs", "compact", "new_segment_name"]
 
 
 class Collection:
+    """A collection directory: where its files are, and the operations that change its index."""
+
     def __init__(self, path: str, name: Optional[str] = None) -> None:
         self.path = os.path.abspath(path)
-        self.name = name or os.path.basename(self.path.rstrip("/"))
-        idx = os.path.join(self.path, "indexes")
-        self.index_dir = idx if os.path.isdir(idx) else self.path
+        self.name = name or collection_name(self.path)
+        self.index_dir = index_dir_of(self.path)
         self.archive_dir = os.path.join(self.path, "archive")
 
     def index_files(self) -> List[str]:
         """The index files, in name order."""
-        from .index.sources import is_segment
+        return index_files(self.path)
 
-        out = []
-        try:
-            names = sorted(os.listdir(self.index_dir))
-        except FileNotFoundError:
-            raise ArchiveError(f"{self.path}: no such collection") from None
-        for n in names:
-            p = os.path.join(self.index_dir, n)
-            if not os.path.isfile(p):
-                continue
-            if n.endswith(INDEX_EXTS + ZIPNUM_EXTS) or is_segment(p):
-                out.append(p)
-        return out
+    def segments(self) -> List[str]:
+        """The index segments, in name order."""
+        return [p for p in self.index_files() if p.endswith(SEGMENT_EXT)]
 
     def source_name(self, path: str) -> str:
-        return f"{self.name}/indexes/{os.path.basename(path)}"
+        return source_name(self.name, path)
+
+    def new_segment_name(self, stem: str) -> str:
+        return new_segment_name(self.index_dir, stem)
+
+    def add(self, warcs: Sequence[str], *, link: bool = False, jobs: int = 1,
+            verify: bool = False) -> Optional[str]:
+        """Put WARC/ARC files into the collection and index them as one new segment.
+
+        The files are copied (hard-linked with `link`) into COLL/archive/ under their own
+        names (an existing file of that name must be the same bytes); their captures go
+        into a new segment COLL/indexes/add-<time>-<random>.seg. The index already there is
+        not rewritten (`compact` merges segments later). Returns the segment's path (None
+        when the files held nothing to index)."""
+        os.makedirs(self.archive_dir, exist_ok=True)
+        os.makedirs(os.path.join(self.path, "indexes"), exist_ok=True)
+        self.index_dir = index_dir_of(self.path)
+        placed = [self._place(w, link) for w in warcs]
+        lines: List[bytes] = []
+        sorter = LineSorter()
+        index_paths(placed, sorter.add, IndexOptions(verify=verify, dir_root=self.archive_dir), jobs=jobs)
+        sorter.finish(lambda b: lines.extend(b.splitlines()))
+        if not lines:
+            return None
+        seg = self.new_segment_name("add")
+        write_segment(lines, seg, source=", ".join(placed))
+        return seg
+
+    def _place(self, warc: str, link: bool) -> str:
+        dst = os.path.join(self.archive_dir, os.path.basename(warc))
+        if os.path.exists(dst):
+            if not filecmp.cmp(warc, dst, shallow=False):
+                raise ArchiveError(f"{dst} exists with other content; rename {warc} before adding it")
+        elif link:
+            os.link(warc, dst)
+        else:
+            tmp = dst + ".part"
+            shutil.copyfile(warc, tmp)
+            os.replace(tmp, dst)
+        return dst
+
+    def merge_segments(self, segments: Sequence[str], stem: str, source: str) -> Optional[str]:
+        """Merge `segments` of this collection into one new segment STEM-<time>-<random>.seg
+        (sorted, repeated lines once), then remove them. Readers holding an old segment keep
+        reading it (an unlinked file stays readable while open); new readers see the merged
+        one. Returns its path; with fewer than two segments nothing is merged and the one
+        segment (or None) is returned."""
+        segments = list(segments)
+        if len(segments) < 2:
+            return segments[0] if segments else None
+        out = self.new_segment_name(stem)
+        opened = [Segment(p) for p in segments]
+        try:
+            write_segment(_unique(heapq.merge(*[s.range(b"", None) for s in opened])), out, source=source)
+        finally:
+            for s in opened:
+                s.close()
+        for p in segments:
+            os.unlink(p)
+        return out
+
+    def compact(self) -> Optional[str]:
+        """Merge every segment of the collection into one; returns its path."""
+        segs = self.segments()
+        return self.merge_segments(segs, "compact",
+                                   "compaction of " + ", ".join(os.path.basename(p) for p in segs))
+
+
+def _unique(lines: Iterable[bytes]) -> Iterator[bytes]:
+    last = None
+    for line in lines:
+        if line != last:
+            yield line
+            last = line
 
 
 def new_segment_name(indexes: str, stem: str) -> str:
     """A path for a new index segment in the directory `indexes`: STEM-<UTC time>-<random>.seg
     (of one stem, segments made in different seconds sort in the order they were made)."""
-    import time
-
     stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
-    return os.path.join(indexes, f"{stem}-{stamp}-{os.urandom(3).hex()}.seg")
+    return os.path.join(indexes, f"{stem}-{stamp}-{os.urandom(3).hex()}{SEGMENT_EXT}")
 
 
-def add_warcs(coll_path: str, warcs: "list[str]", *, link: bool = False, jobs: int = 1,
+def add_warcs(coll_path: str, warcs: Sequence[str], *, link: bool = False, jobs: int = 1,
               verify: bool = False) -> Optional[str]:
-    """Put WARC/ARC files into a collection and index them as one new segment.
-
-    The files are copied (hard-linked with `link`) into COLL/archive/ under their own
-    names (an existing file of that name must be the same bytes); their captures go
-    into a new segment COLL/indexes/add-<time>-<random>.seg. The index already there is
-    not rewritten (`compact` merges segments later). Returns the segment's path (None
-    when the files held nothing to index)."""
-    import filecmp
-    import shutil
-
-    from .index.build import index_paths
-    from .index.cdx import IndexOptions
-    from .index.segment import write_segment
-    from .index.sort import LineSorter
-
-    os.makedirs(os.path.join(coll_path, "archive"), exist_ok=True)
-    os.makedirs(os.path.join(coll_path, "indexes"), exist_ok=True)
-    c = Collection(coll_path)
-    placed = []
-    for w in warcs:
-        dst = os.path.join(c.archive_dir, os.path.basename(w))
-        if os.path.exists(dst):
-            if not filecmp.cmp(w, dst, shallow=False):
-                raise ArchiveError(f"{dst} exists with other content; rename {w} before adding it")
-        elif link:
-            os.link(w, dst)
-        else:
-            tmp = dst + ".part"
-            shutil.copyfile(w, tmp)
-            os.replace(tmp, dst)
-        placed.append(dst)
-    lines: "list[bytes]" = []
-    sorter = LineSorter()
-    index_paths(placed, sorter.add, IndexOptions(verify=verify, dir_root=c.archive_dir), jobs=jobs)
-    sorter.finish(lambda b: lines.extend(b.splitlines()))
-    if not lines:
-        return None
-    seg = new_segment_name(c.index_dir, "add")
-    write_segment(lines, seg, source=", ".join(placed))
-    return seg
+    """``Collection(coll_path).add(warcs, ...)``: the new segment's path, or None."""
+    return Collection(coll_path).add(warcs, link=link, jobs=jobs, verify=verify)
 
 
 def compact(coll_path: str) -> Optional[str]:
-    """Merge every segment of a collection into one (sorted, repeats dropped), then remove the
-    merged ones. Readers holding an old segment keep reading it (an unlinked file stays
-    readable while open); new readers see the merged one. Returns its path."""
-    import heapq
-
-    from .index.segment import Segment, write_segment
-
-    c = Collection(coll_path)
-    segs = [p for p in c.index_files() if p.endswith(".seg")]
-    if len(segs) < 2:
-        return segs[0] if segs else None
-    opened = [Segment(p) for p in segs]
-    try:
-        merged = heapq.merge(*[s.range(b"", None) for s in opened])
-        out = new_segment_name(c.index_dir, "compact")
-
-        def unique():
-            last = None
-            for line in merged:
-                if line != last:
-                    yield line
-                    last = line
-        write_segment(unique(), out, source="compaction of " + ", ".join(os.path.basename(p) for p in segs))
-    finally:
-        for s in opened:
-            s.close()
-    for p in segs:
-        os.unlink(p)
-    return out
+    """``Collection(coll_path).compact()``: the merged segment's path."""
+    return Collection(coll_path).compact()

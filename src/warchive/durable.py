@@ -1,9 +1,20 @@
-"""Putting a directory's entries on disk: after a file is created or renamed into a directory,
-the directory itself must be fsynced for the new name to survive a crash."""
+"""Putting files on disk so that a crash never leaves one half-written under its final name.
+
+``AtomicOutput`` writes a file under a temporary name in the destination
+directory and renames it into place once it is complete and fsynced;
+``fsync_dir`` puts a directory's new names on disk; ``temp_file`` creates a
+file nobody else has. Every layer that publishes files (index segments,
+sorted runs, ZipNum clusters, record indexes, session sidecars, WARCs) uses
+these. This module must not import anything from the rest of the package
+but the kernels' system calls.
+"""
 
 from __future__ import annotations
 
 import os
+from typing import BinaryIO, Optional, Tuple
+
+from ._ext.gzip_members import start_writeback
 
 
 def fsync_dir(path: str, strict: bool = True) -> None:
@@ -18,3 +29,91 @@ def fsync_dir(path: str, strict: bool = True) -> None:
     except OSError:
         if strict:
             raise
+
+
+def temp_file(directory: Optional[str], prefix: str, suffix: str) -> Tuple[int, str]:
+    """A new file nobody else has (O_EXCL, mode 0600) in `directory` (default $TMPDIR or /tmp):
+    its descriptor and path."""
+    directory = directory or os.environ.get("TMPDIR") or "/tmp"
+    while True:
+        path = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600), path
+        except FileExistsError:
+            continue
+
+
+class AtomicOutput:
+    """A file written as NAME.<random>.tmp and renamed to NAME once complete and on disk
+    (removed on failure): a reader never sees a NAME that is not whole.
+
+        with AtomicOutput("index.seg") as out:    # committed at the end of the block,
+            out.write(data)                       # removed if it raises
+
+    Data goes to disk as it is written, so that the final fsync has little left to wait for:
+    writeback of every 2 MiB is started without waiting (sync_file_range), or where that call
+    does not exist every 8 MiB is fdatasync'ed. (Waiting for it cost `warchive index` 9-12 ms
+    of the corpus run, on one core and on two.)"""
+
+    START_EVERY = 2 << 20
+    SYNC_EVERY = 8 << 20
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.dir = os.path.dirname(os.path.abspath(path))
+        fd, self.tmp = temp_file(self.dir, os.path.basename(path) + ".", ".tmp")
+        self.f: BinaryIO = os.fdopen(fd, "wb", buffering=1 << 20)
+        self._unsynced = 0
+        self._written = 0
+        self._async = True
+        self._finished = False   # committed or aborted
+
+    @property
+    def closed(self) -> bool:
+        """Committed or aborted."""
+        return self._finished
+
+    def write(self, b: bytes) -> None:
+        self.f.write(b)
+        self._unsynced += len(b)
+        if self._unsynced >= (self.START_EVERY if self._async else self.SYNC_EVERY):
+            self.f.flush()
+            if self._async:
+                started = start_writeback(self.f.fileno(), self._written, self._unsynced)
+                if started is None:
+                    self._async = False
+            else:
+                os.fdatasync(self.f.fileno())
+            self._written += self._unsynced
+            self._unsynced = 0
+
+    def commit(self) -> None:
+        """fsync, rename into place, fsync the directory."""
+        self.f.flush()
+        os.fsync(self.f.fileno())
+        self.f.close()
+        os.chmod(self.tmp, 0o644)
+        os.replace(self.tmp, self.path)
+        self._finished = True
+        fsync_dir(self.dir, strict=False)   # the rename itself on disk
+
+    def abort(self) -> None:
+        """Remove the temporary file (nothing happens to one already committed or aborted)."""
+        if self._finished:
+            return
+        self._finished = True
+        self.f.close()
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+    def __enter__(self) -> "AtomicOutput":
+        return self
+
+    def __exit__(self, et: object, ev: object, tb: object) -> None:
+        """Committed when the block ends normally, removed when it raises."""
+        if et is None:
+            self.commit()
+        else:
+            self.abort()

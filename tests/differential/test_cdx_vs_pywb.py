@@ -20,7 +20,7 @@ import pytest
 import cdx_queries
 from cdx_queries import CASES, SOURCE_SETS
 from warchive.index.query import ERROR_CTYPE, Engine, NamedSource
-from warchive.index.sources import CDXFile
+from warchive.sortedfile import SortedFile
 
 pywb_oracle = pytest.importorskip("pywb_oracle")
 
@@ -45,7 +45,7 @@ def _engine(paths, layout: str, coll: str = "coll") -> Engine:
 
             srcs.append(NamedSource(ZipNumIndex(p), name, coll, kind="zipnum"))
         else:
-            srcs.append(NamedSource(CDXFile(p), name, coll))
+            srcs.append(NamedSource(SortedFile(p), name, coll))
     return Engine(srcs, access="allow" if layout == "auto" else None, now=lambda: "20240101000000",
                   selectable=layout != "auto")
 

@@ -14,7 +14,7 @@ import pytest
 import pngutil
 from warchive.capture import browser as B
 from warchive.index.query import Engine, NamedSource
-from warchive.index.sources import CDXFile
+from warchive.sortedfile import SortedFile
 from warchive.warc.writer import WarcWriter
 
 pywb_oracle = pytest.importorskip("pywb_oracle")
@@ -51,7 +51,7 @@ def test_pywb_cdx_answers_equal_ours(archive):
                {"url": "urn:screenshot:" + PAGE, "matchType": "prefix"},
                {"url": "urn:screenshot:http://example.com/other"}]
     pywb = pywb_oracle.pywb_cdx([cdxj], queries)
-    engine = Engine([NamedSource(CDXFile(str(cdxj)), f"coll/indexes/{cdxj.name}", "coll")], access="allow")
+    engine = Engine([NamedSource(SortedFile(str(cdxj)), f"coll/indexes/{cdxj.name}", "coll")], access="allow")
     for q, (status, ctype, body) in zip(queries, pywb):
         ans = engine.answer(urlencode(q))
         assert (ans.status, ans.content_type, ans.read()) == (status, ctype, body), q

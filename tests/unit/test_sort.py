@@ -354,7 +354,7 @@ def test_write_error_surfaces_and_leaves_nothing(tmp_path, monkeypatch):
     """The output is written by a thread of its own: its errors still reach the caller."""
     import errno
 
-    from warchive.index import build
+    from warchive import durable
 
     rng = random.Random(5)
     src = write_lines(tmp_path / "in.cdxj", [cdxj_line(rng, i) for i in range(20_000)])
@@ -363,7 +363,7 @@ def test_write_error_surfaces_and_leaves_nothing(tmp_path, monkeypatch):
     def full(self, b):
         calls.append(len(b))
         raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(build.AtomicOutput, "write", full)
+    monkeypatch.setattr(durable.AtomicOutput, "write", full)
     out = tmp_path / "out.cdxj"
     with pytest.raises(OSError, match="No space left"):
         sort_files([src], out, mem_limit=1 << 20, tmpdir=str(tmp_path))

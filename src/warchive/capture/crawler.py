@@ -42,7 +42,9 @@ from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Set, TextIO, Tuple
 
 from .. import __version__
+from ..collection import Collection, new_segment_name
 from ..errors import ArchiveError
+from ..index.segment import write_segment
 from .crawl_config import CrawlConfig, CrawlError
 from .crawl_log import CrawlLog, CrawlLogEntry
 from .dedup import Deduplicator, DigestIndex, PreviousCapture, conditional_headers
@@ -393,9 +395,6 @@ class Crawler:
     def _write_segment(self, lines: List[bytes], why: str) -> Optional[str]:
         if not lines:
             return None
-        from ..collection import new_segment_name
-        from ..index.segment import write_segment
-
         path = new_segment_name(self.index_dir, "crawl")
         write_segment(sorted(set(lines)), path, source=f"crawl {os.path.basename(self.session_dir)} ({why})")
         self.stats.segments += 1
@@ -404,33 +403,13 @@ class Crawler:
 
     def _merge_segments(self) -> None:
         """At the end: this run's segments (one per rollover and per ``index_every``) become one,
-        so that a long crawl leaves one segment, not thousands. Readers holding a merged one keep
-        reading it (an unlinked file stays readable while open); new readers see the merged one."""
-        import heapq
-
-        from ..collection import new_segment_name
-        from ..index.segment import Segment, write_segment
-
+        so that a long crawl leaves one segment, not thousands."""
         parts = [p for p in self._segments if os.path.exists(p)]
         if len(parts) < 2:
             return
-        opened = [Segment(p) for p in parts]
-        out = new_segment_name(self.index_dir, "crawl")
-        try:
-            def unique() -> Any:
-                last = None
-                for line in heapq.merge(*[s.range(b"", None) for s in opened]):
-                    if line != last:
-                        yield line
-                        last = line
-            write_segment(unique(), out, source=f"crawl {os.path.basename(self.session_dir)} "
-                                                f"(merge of {len(parts)} segments)")
-        finally:
-            for seg in opened:
-                seg.close()
-        for p in parts:
-            os.unlink(p)
-        self._segments = [out]
+        out = Collection(self.collection).merge_segments(
+            parts, "crawl", f"crawl {os.path.basename(self.session_dir)} (merge of {len(parts)} segments)")
+        self._segments = [out] if out is not None else []
 
     # ---------------------------------------------------------------------------- adding URLs
 

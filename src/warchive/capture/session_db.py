@@ -53,6 +53,8 @@ from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequ
 import msgspec
 
 from .. import __version__
+from ..durable import AtomicOutput
+from ..sortedfile import SortedFile
 from ..errors import SessionFormatError, SessionLockedError, UnsupportedFormatError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -1051,7 +1053,6 @@ def build_index(journal: PathLike, index: Optional[PathLike] = None, *, skip_err
     Lines ``KEY<TAB>OFF,OFF,...``: for every record, one line under each of its keys (original
     URL, hops, redirect targets) listing the byte offsets of all its entries; sorted bytewise by
     the line_sort kernel after a header line that records what journal bytes it covers."""
-    from ..index.build import AtomicOutput
     from ..index.sort import LineSorter
 
     jp = os.fspath(journal)
@@ -1149,8 +1150,6 @@ class SessionIndex:
 
     def __init__(self, journal: PathLike, index: Optional[PathLike] = None, *, rebuild: str = "auto",
                  tail_limit: int = TAIL_LIMIT, skip_errors: bool = False) -> None:
-        from ..index.sources import CDXFile
-
         if rebuild not in ("auto", "always", "never"):
             raise ValueError(f"rebuild must be 'auto', 'always' or 'never', not {rebuild!r}")
         self.path = os.fspath(journal)
@@ -1174,10 +1173,10 @@ class SessionIndex:
         self._size = os.fstat(self._f.fileno()).st_size
         self._mm: Optional[mmap.mmap] = (mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ)
                                          if self._size else None)
-        self._idx: Optional[CDXFile] = None
+        self._idx: Optional[SortedFile] = None
         covered = 0
         if state in ("fresh", "grown") and h is not None:
-            self._idx = CDXFile(self.index_path)
+            self._idx = SortedFile(self.index_path)
             covered = int(h["covered"])
         self.covered = covered
         self._scan_tail(covered)

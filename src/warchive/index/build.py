@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     Write = Callable[[bytes], object]
 
 from ..errors import ArchiveError
-from .._ext.gzip_members import FORMAT_GZIP, Reader, start_writeback
+from .._ext.gzip_members import FORMAT_GZIP, Reader
+from ..durable import temp_file
 from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, iter_inputs
 
 MIN_PIECE = 1 << 20   # smallest range of a split file (at the end of the run, so that the workers finish together)
@@ -94,17 +95,6 @@ def _splittable(path: str) -> bool:
         r.close()
 
 
-def _temp_file(directory: Optional[str], prefix: str, suffix: str) -> Tuple[int, str]:
-    """A new file nobody else has (O_EXCL), without importing tempfile (and shutil) at start-up."""
-    directory = directory or os.environ.get("TMPDIR") or "/tmp"
-    while True:
-        path = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
-        try:
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600), path
-        except FileExistsError:
-            continue
-
-
 class _Part:
     """The output of one task. Until the main thread knows that the range began where the ranges
     before it ended and everything before it is written (go_live), lines wait: in memory up to
@@ -134,7 +124,7 @@ class _Part:
                 self.chunks.append(b)
                 self.size += len(b)
                 if self.size > self.LIMIT:
-                    fd, name = _temp_file(None, "warchive-index-", ".part")
+                    fd, name = temp_file(None, "warchive-index-", ".part")
                     os.unlink(name)   # unnamed: gone with the process whatever happens
                     self.file = os.fdopen(fd, "w+b")
                     self.file.write(b"".join(self.chunks))
@@ -420,66 +410,3 @@ def _add(total: FileStats, s: FileStats) -> None:
     total.lines += s.lines
     total.slow += s.slow
     total.errors += s.errors
-
-
-class AtomicOutput:
-    """A file written as NAME.<random>.tmp and renamed to NAME once complete and on disk
-    (removed on failure): a reader never sees a NAME that is not whole.
-
-    Data goes to disk as it is written, so that the final fsync has little left to wait for:
-    writeback of every 2 MiB is started without waiting (sync_file_range), or where that call
-    does not exist every 8 MiB is fdatasync'ed. (Waiting for it cost `warchive index` 9-12 ms
-    of the corpus run, on one core and on two.)"""
-
-    START_EVERY = 2 << 20
-    SYNC_EVERY = 8 << 20
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.dir = os.path.dirname(os.path.abspath(path))
-        fd, self.tmp = _temp_file(self.dir, os.path.basename(path) + ".", ".tmp")
-        self.f: BinaryIO = os.fdopen(fd, "wb", buffering=1 << 20)
-        self._unsynced = 0
-        self._written = 0
-        self._async = True
-
-    def write(self, b: bytes) -> None:
-        self.f.write(b)
-        self._unsynced += len(b)
-        if self._unsynced >= (self.START_EVERY if self._async else self.SYNC_EVERY):
-            self.f.flush()
-            if self._async:
-                started = start_writeback(self.f.fileno(), self._written, self._unsynced)
-                if started is None:
-                    self._async = False
-            else:
-                os.fdatasync(self.f.fileno())
-            self._written += self._unsynced
-            self._unsynced = 0
-
-    def commit(self) -> None:
-        self.f.flush()
-        os.fsync(self.f.fileno())
-        self.f.close()
-        os.chmod(self.tmp, 0o644)
-        os.replace(self.tmp, self.path)
-        from ..durable import fsync_dir
-
-        fsync_dir(self.dir, strict=False)   # the rename itself on disk
-
-    def __enter__(self) -> "AtomicOutput":
-        return self
-
-    def __exit__(self, et: object, ev: object, tb: object) -> None:
-        """Committed when the block ends normally, removed when it raises."""
-        if et is None:
-            self.commit()
-        else:
-            self.abort()
-
-    def abort(self) -> None:
-        self.f.close()
-        try:
-            os.unlink(self.tmp)
-        except OSError:
-            pass

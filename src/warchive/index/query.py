@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import re
 from collections import OrderedDict, deque
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -26,6 +27,7 @@ from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus
 from ..errors import ArchiveError
 from ..surt import surt as _surt
 from ..errors import UrlError
+from .sources import collection_name, index_files, open_source, source_kind, source_name
 
 DEFAULT_LIMIT = 100000
 FALSE_VALUES = ("0", "false", "f", "off")
@@ -904,18 +906,13 @@ def named_sources(paths: Sequence[str], coll: str = "cdx") -> Tuple[List[NamedSo
     of a collection as `COLL/indexes/FILE` (with `access`), loose files as a configured
     collection `coll` (`coll`, or `coll:FILE` when there are several). Returns
     (sources, access, selectable)."""
-    import os
-
-    from ..collection import Collection
-    from .sources import open_source, source_kind
-
     out: List[NamedSource] = []
     loose = [p for p in paths if not os.path.isdir(p)]
     colls = [p for p in paths if os.path.isdir(p)]
     for cpath in colls:
-        c = Collection(cpath)
-        for f in c.index_files():
-            out.append(NamedSource(open_source(f), c.source_name(f), c.name,
+        name = collection_name(cpath)
+        for f in index_files(cpath):
+            out.append(NamedSource(open_source(f), source_name(name, f), name,
                                    "zipnum" if source_kind(f) == "zipnum" else "plain"))
     for f in loose:
         name = f"{coll}:{os.path.basename(f)}" if len(loose) > 1 else coll

@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import unquote, urlsplit
 
+from ..durable import AtomicOutput
+from ..sortedfile import SortedFile
 from ..errors import ArchiveError, CaptureNotFound, IndexFormatError, RecordFormatError, UrlError
 from ..timestamps import iso_date_to_timestamp, timestamp_to_datetime
 from ..warc import content as _content
@@ -380,15 +382,13 @@ class RecordIndex:
     continuation records; searched in place by binary search (sorted lines)."""
 
     def __init__(self, path: PathLike) -> None:
-        from .sources import CDXFile
-
         self.path = os.fspath(path)
         with open(self.path, "rb") as f:
             first = f.readline().rstrip(b"\r\n")
         if first != RECORD_INDEX_HEADER:
             raise IndexFormatError(self.path, None, f"not a record index: it starts with {first[:40]!r}, not "
                                                     f"{RECORD_INDEX_HEADER!r} (write one with write_record_index)")
-        self._src = CDXFile(self.path)
+        self._src = SortedFile(self.path)
 
     def close(self) -> None:
         self._src.close()
@@ -479,7 +479,6 @@ def write_record_index(inputs: Sequence[PathLike], output: Union[PathLike, Calla
     path, published by atomic rename, or a write callable): sorted bytewise, with its header
     line first. Filenames are base names, or paths relative to ``dir_root`` (as
     ``warchive index --dir-root``); they must match the filenames of the CDX index."""
-    from .build import AtomicOutput
     from .cdx import display_name, iter_inputs
     from .sort import LineSorter
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import sys
 from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from .._ext.index_build import (
@@ -25,6 +26,7 @@ from .._ext.index_build import (
     SegmentWriter,
 )
 from .._ext.index_lookup import DEFAULT_CACHE_BYTES, RangeIter, Segment
+from ..durable import AtomicOutput
 
 __all__ = [
     "DEFAULT_BLOCK_BYTES",
@@ -64,10 +66,7 @@ def write_segment(
     nothing is left at ``path``. Returns counts: lines, blocks, bytes, structured
     and raw lines.
     """
-    from .build import AtomicOutput  # not at import time: it pulls in the indexer
-
-    out = AtomicOutput(os.fspath(path))
-    try:
+    with AtomicOutput(os.fspath(path)) as out:
         writer = SegmentWriter(
             out.write,
             block_lines=block_lines,
@@ -78,12 +77,7 @@ def write_segment(
             source=source,
         )
         writer.extend(lines)
-        stats = writer.finish()
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
-    return stats
+        return writer.finish()
 
 
 def _lines_of(f: BinaryIO) -> Iterator[bytes]:
@@ -96,8 +90,6 @@ def build_segment(inputs: Sequence[PathArg], output: PathArg, **options: Any) ->
     """Write the sorted CDX(J) files ``inputs`` ("-" for stdin) as one segment: one file
     is streamed, several are merged (each must be sorted). ``options`` are those of
     ``write_segment``. The function a `warchive build` command calls."""
-    import sys
-
     files: List[BinaryIO] = []
     try:
         for p in inputs:

@@ -39,6 +39,7 @@ else:
         return value
 
 from .._ext import line_sort as _k
+from ..durable import AtomicOutput
 from ..errors import IndexFormatError
 
 
@@ -203,8 +204,6 @@ class _Output:
         self._atomic = None
         self._behind: Optional[_Behind] = None
         if isinstance(output, (str, os.PathLike)) and os.fspath(output) != "-":
-            from .build import AtomicOutput
-
             self._atomic = AtomicOutput(os.fspath(output))
             self._behind = _Behind(self._atomic.write)
             self.write: Write = self._behind.write
@@ -231,6 +230,16 @@ class _Output:
                 pass
         if self._atomic is not None:
             self._atomic.abort()
+
+    def __enter__(self) -> "_Output":
+        return self
+
+    def __exit__(self, et: object, ev: object, tb: object) -> None:
+        """Committed when the block ends normally, aborted when it raises."""
+        if et is None:
+            self.commit()
+        else:
+            self.abort()
 
 
 # --- runs --------------------------------------------------------------------
@@ -430,18 +439,14 @@ def sort_files(inputs: Sequence[PathLike], output: Union[PathLike, BinaryIO, Wri
     for p in inputs:
         if os.fspath(p) != "-" and not os.path.isfile(p):
             raise FileNotFoundError(2, "no such file", os.fspath(p))
-    out = _Output(output)
     ch = _Chunker(mem_limit, tmpdir, fan_in, threads or _threads(), stats)
     try:
-        for p in inputs:
-            with open_input(p) as f:
-                ch.read_from(f)
-            stats.inputs += 1
-        stats.lines_out = ch.finish(out.write)
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
+        with _Output(output) as out:
+            for p in inputs:
+                with open_input(p) as f:
+                    ch.read_from(f)
+                stats.inputs += 1
+            stats.lines_out = ch.finish(out.write)
     finally:
         ch.close()
     return stats
@@ -461,29 +466,25 @@ def merge_files(inputs: Sequence[PathLike], output: Union[PathLike, BinaryIO, Wr
     for p in paths:
         if p != "-" and not os.path.isfile(p):
             raise FileNotFoundError(2, "no such file", p)
-    out = _Output(output)
     fan_in = max(2, fan_in)
     runs = _Runs(tmpdir, fan_in, 1 << 20, stats)
     try:
-        # groups of fan_in inputs first (checked as they are read), then one final merge
-        pending = list(paths)
-        while len(pending) + runs.count() > fan_in:
-            group, pending = pending[:fan_in], pending[fan_in:]
-            fd = runs.new()
-            try:
-                _merge_paths(group, fd, mem_limit)
-            except BaseException:
-                os.close(fd)
-                raise
-            runs.add(fd, 1)
-        fds = runs.final()
-        stats.passes = 2 if fds else 1
-        stats.lines_out = _merge_paths(pending, out.write, mem_limit, fds)
-        stats.inputs = len(paths)
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
+        with _Output(output) as out:
+            # groups of fan_in inputs first (checked as they are read), then one final merge
+            pending = list(paths)
+            while len(pending) + runs.count() > fan_in:
+                group, pending = pending[:fan_in], pending[fan_in:]
+                fd = runs.new()
+                try:
+                    _merge_paths(group, fd, mem_limit)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                runs.add(fd, 1)
+            fds = runs.final()
+            stats.passes = 2 if fds else 1
+            stats.lines_out = _merge_paths(pending, out.write, mem_limit, fds)
+            stats.inputs = len(paths)
     finally:
         runs.close()
     return stats

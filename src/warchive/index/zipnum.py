@@ -30,12 +30,16 @@ from __future__ import annotations
 import mmap
 import operator
 import os
+import tempfile
 import threading
+import zlib
 from collections import OrderedDict
 from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple,
                     Union)
 
+from ..durable import AtomicOutput
 from ..errors import IndexFormatError, UnsortedInputError
+from .sort import open_input
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -74,7 +78,6 @@ def _inflate_fn() -> Any:
         from isal import isal_zlib
         return isal_zlib
     except ImportError:  # pragma: no cover - isal is a dependency
-        import zlib
         return zlib
 
 
@@ -464,8 +467,6 @@ def _iter_source(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[st
         name = os.fspath(source)
 
         def gen() -> Iterator[Batch]:
-            from .sort import open_input
-
             with open_input(name) as f:
                 yield from _split_stream(f)
         return name, gen()
@@ -541,8 +542,6 @@ def _compressor(name: str, level: Optional[int]) -> Callable[[List[bytes]], byte
     mtime 0, as zlib writes it); "isal" (ISA-L, levels 0-3, default 2) is about 10x faster
     for about 9% more bytes."""
     if name == "zlib":
-        import zlib
-
         lv = DEFAULT_COMPRESSLEVEL if level is None else level
         return lambda lines: zlib.compress(b"\n".join(lines) + b"\n", lv, 31)
     if name == "isal":
@@ -574,8 +573,6 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
         raise ValueError("lines_per_block must be >= 1")
     if parts < 1:
         raise ValueError("parts must be >= 1")
-    from .build import AtomicOutput
-
     d, idx_path, loc_path, pattern = _names(out)
     os.makedirs(d, exist_ok=True)
     spool = None
@@ -630,8 +627,7 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
         idx.commit()
     except BaseException:
         for o in outs:
-            if not o.f.closed:
-                o.abort()
+            o.abort()
         raise
     finally:
         if spool is not None:
@@ -664,8 +660,6 @@ def _compressed(blocks: Iterator[List[bytes]], compress: Callable[[List[bytes]],
 def _measure(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[Optional[BinaryIO], int, Any]:
     """(spool file or None, total uncompressed bytes, the source to read again)."""
     if isinstance(source, (str, os.PathLike)):
-        from .sort import open_input
-
         total = 0
         with open_input(source) as f:
             while True:
@@ -674,8 +668,6 @@ def _measure(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[Option
                     break
                 total += len(chunk)
         return None, total, source
-    import tempfile
-
     spool = tempfile.TemporaryFile()
     name, batches = _iter_source(source)
     total = 0

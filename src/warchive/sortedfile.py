@@ -1,0 +1,80 @@
+"""Sorted text files searched in place: the reader of every sorted-lines file warchive keeps.
+
+CDX/CDXJ indexes, record indexes (.rix) and session sidecars are files of
+lines sorted bytewise; ``SortedFile`` finds the lines of a key range by
+binary search over an mmap of the file, without reading it whole. This module
+must not parse the lines it returns and imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from typing import Iterator, Optional
+
+
+class SortedFile:
+    """A file of lines sorted bytewise (CDX, CDXJ, record indexes, session sidecars), searched
+    in place: mmap'd, binary search on line starts. ``range(start, stop)`` gives the lines
+    (bytes, without LF) with start <= line < stop. CDX header lines (`` CDX ...``) and blank
+    lines are never returned."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._f = open(path, "rb")  # noqa: SIM115 - closed by close()
+        size = os.fstat(self._f.fileno()).st_size
+        self._mm: Optional[mmap.mmap] = mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        self._size = size
+
+    def close(self) -> None:
+        if self._mm is not None:
+            self._mm.close()
+            self._mm = None
+        self._f.close()
+
+    def __enter__(self) -> "SortedFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _line_start(self, pos: int) -> int:
+        """Start of the line that holds byte pos."""
+        assert self._mm is not None
+        nl = self._mm.rfind(b"\n", 0, pos)
+        return nl + 1
+
+    def _first_at_least(self, key: bytes) -> int:
+        """Offset of the first line >= key (the file size if there is none)."""
+        mm = self._mm
+        if mm is None:
+            return 0
+        lo, hi = 0, self._size  # lo is a line start; the answer is in [lo, hi]
+        while lo < hi:
+            s = self._line_start((lo + hi) // 2)  # >= lo, since lo starts a line
+            e = mm.find(b"\n", s)
+            if e < 0:
+                e = self._size
+            if mm[s:e] < key:
+                lo = e + 1
+            else:
+                hi = s
+        return min(lo, self._size)
+
+    def range(self, start: bytes, stop: Optional[bytes]) -> Iterator[bytes]:
+        mm = self._mm
+        if mm is None:
+            return
+        pos = self._first_at_least(start)
+        size = self._size
+        while pos < size:
+            end = mm.find(b"\n", pos)
+            if end < 0:
+                end = size
+            line = mm[pos:end]
+            pos = end + 1
+            if stop is not None and line >= stop:
+                return
+            if not line or line.startswith(b" CDX "):
+                continue
+            yield line
