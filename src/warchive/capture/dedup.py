@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from ..errors import ArchiveError, IndexFormatError
-from ..index.revisits import is_empty_digest
+from ..warc.digest import is_empty_digest
 from .digest_index import DigestError, DigestIndex, Original, digest_key
 
 __all__ = [

@@ -50,7 +50,6 @@ heap. Any failure is an ``IndexFormatError`` naming the file.
 from __future__ import annotations
 
 import array
-import base64
 import fcntl
 import mmap
 import os
@@ -64,7 +63,8 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 import numpy as np
 
 from ..durable import fsync_dir
-from ..errors import ArchiveError, IndexFormatError
+from ..errors import IndexFormatError
+from ..warc.digest import ALGORITHMS_BY_CODE, Digest, DigestError
 
 try:
     from isal.isal_zlib import crc32 as _crc32
@@ -83,69 +83,23 @@ FILE_PREFIX = "digests."
 FILE_SUFFIX = ".wdx"
 LOCK_NAME = "lock"
 
-# algorithm label -> (id, digest bytes)
-ALGORITHMS: Dict[str, Tuple[int, int]] = {"sha1": (1, 20), "sha256": (2, 32), "blake3": (3, 32)}
-_ALGO_NAMES = {v[0]: k for k, v in ALGORITHMS.items()}
 _HEADER = struct.Struct("<8sIIQQQq5I")        # bytes 0..67
 _NON_DIGIT = re.compile(r"[^0-9]+")
 
 
-class DigestError(ArchiveError, ValueError):
-    """A payload digest that is not ``label:value`` of a known algorithm (sha1, sha256, blake3)
-    in base32 or hex."""
-
-
 # --------------------------------------------------------------------------- digests
 
-# the base32 alphabet (either case) onto int()'s base-32 digits; 0, 1, 8, 9 onto "!" so that
-# int() refuses them (everything else that is not alphanumeric fails isalnum() first)
-_B32_TO_INT = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567abcdefghijklmnopqrstuvwxyz0189",
-                            "0123456789abcdefghijklmnopqrstuv0123456789abcdefghijklmnop!!!!")
-
-
-def _b32_bytes(value: str, size: int) -> Optional[bytes]:
-    """RFC 4648 base32 (either case, padding optional) of ``size`` bytes, decoded through
-    int(..., 32) after mapping the alphabet onto int's digits (10x base64.b32decode)."""
-    v = value.rstrip("=")
-    if len(v) != (size * 8 + 4) // 5 or not v.isascii() or not v.isalnum():
-        return None
-    t = v.translate(_B32_TO_INT)
-    if "!" in t:
-        return None
-    extra = len(v) * 5 - size * 8
-    return (int(t, 32) >> extra).to_bytes(size, "big")
-
-
 def digest_key(digest: str) -> bytes:
-    """``sha1:BASE32`` (or hex; base32 with or without padding; no label means sha1, as CDX
-    files write it) -> the index key: algorithm id byte + the digest's bytes."""
-    label, sep, value = digest.strip().partition(":")
-    if not sep:
-        label, value = "sha1", label
-    algo = ALGORITHMS.get(label) or ALGORITHMS.get(label.strip().lower())
-    if algo is None:
-        raise DigestError(f"digest {digest!r}: unknown algorithm {label!r} (sha1, sha256 or blake3)")
-    aid, size = algo
-    value = value.strip()
-    raw: Optional[bytes] = None
-    if len(value) == 2 * size:
-        try:
-            raw = bytes.fromhex(value)
-        except ValueError:
-            raw = None
-    else:
-        raw = _b32_bytes(value, size)
-    if raw is None:
-        raise DigestError(f"digest {digest!r}: not {size} bytes of {label} in base32 or hex")
-    return bytes((aid,)) + raw
+    """A digest in any spelling (``Digest.parse``: no label means sha1, as CDX files write it)
+    -> the index key: the algorithm's code byte + the digest's bytes. DigestError when it
+    is not one."""
+    return Digest.parse(digest).key
 
 
 def digest_label(key: bytes) -> str:
     """The index key -> ``algorithm:BASE32`` (padded, as the writer labels digests)."""
-    name = _ALGO_NAMES.get(key[0]) if key else None
-    if name is None:
-        raise DigestError(f"not a digest key: {key!r}")
-    return name + ":" + base64.b32encode(key[1:]).decode("ascii")
+    return Digest.from_key(key).label
+
 
 
 def _split_key(key: bytes) -> Tuple[int, bytes]:
@@ -156,7 +110,7 @@ def _split_key(key: bytes) -> Tuple[int, bytes]:
 
 
 def _join_key(prefix: int, tail: bytes) -> bytes:
-    size = ALGORITHMS[_ALGO_NAMES[tail[0]]][1]
+    size = ALGORITHMS_BY_CODE[tail[0]].size
     return tail[:1] + prefix.to_bytes(8, "big") + tail[1:size - 7]
 
 
@@ -315,7 +269,7 @@ class _Generation:
             if bytes(tails[j]) <= bytes(tails[j - 1]):
                 raise IndexFormatError(path, "tails", f"entry {j} repeats or precedes the key before it")
         algo = tails[:, 0]
-        if not bool(np.isin(algo, np.array(list(_ALGO_NAMES), "u1")).all()):
+        if not bool(np.isin(algo, np.array(list(ALGORITHMS_BY_CODE), "u1")).all()):
             raise IndexFormatError(path, "tails", "unknown digest algorithm id")
         ends = (self.spans >> np.uint64(SPAN_LEN_BITS)) + (self.spans & np.uint64(MAX_ENTRY))
         if int(ends.max()) > self.heap_size:
@@ -619,7 +573,9 @@ class DigestIndex:
         algos: Dict[str, int] = {}
         if g.count:
             ids, counts = np.unique(np.frombuffer(g.tails, "u1")[::TAIL_SIZE], return_counts=True)
-            algos = {_ALGO_NAMES.get(int(i), f"id{int(i)}"): int(c) for i, c in zip(ids, counts)}
+            for i, c in zip(ids, counts):
+                alg = ALGORITHMS_BY_CODE.get(int(i))
+                algos[alg.name if alg is not None else f"id{int(i)}"] = int(c)
         return IndexStats(self.path, g.generation, g.count, len(self._buf), g.path or None,
                           os.path.getsize(g.path) if g.path else 0, g.heap_size, algos)
 

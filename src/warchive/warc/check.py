@@ -21,7 +21,7 @@ from typing import Any, Callable, List, Optional, Tuple
 from ..errors import ArchiveError, CorruptRecordError, RecordFormatError
 from ..durable import fsync_dir
 from ..timestamps import iso_date_to_timestamp
-from .digest import dechunk, new_hasher, parse_label
+from .digest import Digest, DigestError, dechunk, new_hasher
 from .reader import ArchiveIterator, Record
 
 CHUNK = 1 << 20
@@ -59,10 +59,11 @@ def _hashers(rec: Record, name: str) -> Tuple[str, Optional[Any], Optional[bytes
     value = rec.headers.get(name)
     if value is None:
         return "", None, None, None
-    parsed = parse_label(value)
-    if parsed is None:
+    try:
+        d = Digest.parse(value, default=None)
+    except DigestError:
         return "", None, None, f"{name} {value!r} cannot be checked (unknown algorithm or encoding)"
-    return parsed[0], new_hasher(parsed[0]), parsed[1], None
+    return d.algorithm, new_hasher(d.algorithm), d.raw, None
 
 
 def check_record(rec: Record, path: str, result: CheckResult) -> None:

@@ -1,9 +1,14 @@
-"""Labelled digests of WARC blocks and payloads, and de-chunking for payload digests.
+"""Digests of WARC blocks and payloads: one ``Digest`` value for every form they are written in,
+and de-chunking for payload digests.
 
 A digest is written ``algorithm:value`` with the value in base32 (RFC 4648,
-upper case, padded), as Heritrix, wget and warcio write ``sha1:``; ``sha256:``
+upper case, padded), as Heritrix, Wget and warcio write ``sha1:``; ``sha256:``
 and ``blake3:`` use the same encoding (warcio's Digester writes sha256 so).
-Reading, base16 and base64 values are accepted too, as warcio's checker does.
+Reading, ``Digest.parse`` takes every form met in archives and indexes: the
+label in any case (``SHA-1:`` too), base32 with or without padding in either
+case, base16 and base64 values (warcio's checker accepts them), and a bare
+value without a label, which is SHA-1 as CDX files (Wget's among them) write
+it. Two spellings of one digest are one ``Digest``.
 
 The payload of an HTTP message is its transfer-decoded entity body (WARC 1.1
 section 6.3.2; iipc/warc-specifications#22): ``dechunk`` removes the chunk
@@ -13,34 +18,69 @@ import the reader or the writer.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
-from typing import Any, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
-ALGORITHMS = ("sha1", "sha256", "blake3")
+import blake3
+
+from ..errors import ArchiveError
 
 
-def new_hasher(algorithm: str) -> Any:
-    """A fresh hashlib-like object (update/digest) for ``algorithm``."""
-    if algorithm == "sha1":
-        return hashlib.sha1()
-    if algorithm == "sha256":
-        return hashlib.sha256()
-    if algorithm == "blake3":
-        import blake3
+class DigestError(ArchiveError, ValueError):
+    """A digest that is not ``label:value`` of a known algorithm (sha1, sha256, blake3) in
+    base32, base16 or base64, nor a bare SHA-1."""
 
-        return blake3.blake3()
-    raise ValueError(f"unknown digest algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
+
+class Algorithm:
+    """A digest algorithm warchive writes and reads."""
+
+    __slots__ = ("name", "code", "size", "new")
+
+    def __init__(self, name: str, code: int, size: int, new: Callable[..., Any]) -> None:
+        self.name = name     # the label: "sha1"
+        self.code = code     # the byte naming it in binary files (the dedup digest index)
+        self.size = size     # digest bytes
+        self.new = new       # a fresh hasher (update / digest), new(data) one with data in it
+
+    def __repr__(self) -> str:
+        return f"Algorithm({self.name!r})"
+
+
+ALGORITHMS: Dict[str, Algorithm] = {a.name: a for a in (
+    Algorithm("sha1", 1, 20, hashlib.sha1),
+    Algorithm("sha256", 2, 32, hashlib.sha256),
+    Algorithm("blake3", 3, 32, blake3.blake3),
+)}
+ALGORITHMS_BY_CODE: Dict[int, Algorithm] = {a.code: a for a in ALGORITHMS.values()}
+
+
+def algorithm(name: str) -> Algorithm:
+    """The algorithm of a label ("sha1", "SHA-1", "sha256", "blake3"); DigestError when unknown."""
+    a = ALGORITHMS.get(name)
+    if a is None:
+        a = ALGORITHMS.get(name.strip().lower().replace("-", ""))
+        if a is None:
+            raise DigestError(f"unknown digest algorithm {name!r} (one of {', '.join(ALGORITHMS)})")
+    return a
+
+
+def new_hasher(name: str) -> Any:
+    """A fresh hashlib-like object (update/digest) for the algorithm ``name``."""
+    return algorithm(name).new()
 
 
 _B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 _PAIRS = [a + b for a in _B32 for b in _B32]      # 10 bits -> 2 characters
 _SHIFTS80 = tuple(range(70, -1, -10))
+# the base32 alphabet (either case) onto int()'s base-32 digits; 0, 1, 8, 9 onto "!" so that
+# int() refuses them (everything else that is not alphanumeric fails isalnum() first)
+_B32_TO_INT = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567abcdefghijklmnopqrstuvwxyz0189",
+                            "0123456789abcdefghijklmnopqrstuv0123456789abcdefghijklmnop!!!!")
 
 
 def b32(raw: bytes) -> str:
-    """base64.b32encode(raw).decode(); a few times faster for 20 and 40 bytes (two per record)."""
+    """base64.b32encode(raw).decode() (upper case, padded); a few times faster for 20 and 40 bytes."""
     n = len(raw)
     if n == 20:  # sha1, the default: unrolled
         T = _PAIRS
@@ -57,75 +97,176 @@ def b32(raw: bytes) -> str:
             v = int.from_bytes(raw[i : i + 10], "big")
             parts.append("".join([T[(v >> s) & 1023] for s in _SHIFTS80]))
         return "".join(parts)
-    return base64.b32encode(raw).decode("ascii")
+    return _b32_any(raw) if n else ""
 
 
-def label(algorithm: str, raw: bytes) -> str:
-    return algorithm + ":" + b32(raw)
+def _b32_any(raw: bytes) -> str:
+    """RFC 4648 base32 of any length, padded."""
+    bits = len(raw) * 8
+    chars = (bits + 4) // 5
+    v = int.from_bytes(raw, "big") << (chars * 5 - bits)
+    text = "".join(_B32[(v >> (5 * (chars - 1 - i))) & 31] for i in range(chars))
+    return text + "=" * (-chars % 8)
 
 
-def _constructor(algorithm: str) -> Any:
-    if algorithm == "sha1":
-        return hashlib.sha1
-    if algorithm == "sha256":
-        return hashlib.sha256
-    if algorithm == "blake3":
-        import blake3
-
-        return blake3.blake3
-    raise ValueError(f"unknown digest algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
-
-
-def digest_of(algorithm: str, pieces: Iterable[Any]) -> str:
-    h = _constructor(algorithm)()
-    for p in pieces:
-        h.update(p)
-    return label(algorithm, h.digest())
-
-
-def digest_one(algorithm: str, data: Any) -> str:
-    """digest_of(algorithm, (data,)) in one call."""
-    return algorithm + ":" + b32(_constructor(algorithm)(data).digest())
-
-
-def parse_label(value: str) -> Optional[Tuple[str, bytes]]:
-    """(algorithm, raw digest) of ``alg:value`` in base32, base16 or base64; None when unreadable."""
-    alg, sep, text = value.strip().partition(":")
-    if not sep:
+def _from_b32(value: str, size: int) -> Optional[bytes]:
+    """``size`` bytes in RFC 4648 base32 (either case, padding optional), decoded through
+    int(..., 32) after mapping the alphabet onto int's digits (10x base64.b32decode)."""
+    v = value.rstrip("=")
+    if len(v) != (size * 8 + 4) // 5 or not v.isascii() or not v.isalnum():
         return None
-    alg = alg.lower().replace("-", "")
-    try:
-        size = new_hasher(alg).digest_size
-    except (ValueError, ImportError):
+    t = v.translate(_B32_TO_INT)
+    if "!" in t:
         return None
-    text = text.strip()
-    for decode in (_b32, _b16, _b64):
-        raw = decode(text)
-        if raw is not None and len(raw) == size:
-            return alg, raw
-    return None
+    extra = len(v) * 5 - size * 8
+    return (int(t, 32) >> extra).to_bytes(size, "big")
 
 
-def _b32(t: str) -> Optional[bytes]:
+def _from_b16(value: str, size: int) -> Optional[bytes]:
+    if len(value) != 2 * size:
+        return None
     try:
-        return base64.b32decode(t + "=" * (-len(t) % 8), casefold=True)
+        return bytes.fromhex(value)
+    except ValueError:
+        return None
+
+
+def _from_b64(value: str, size: int) -> Optional[bytes]:
+    if len(value.rstrip("=")) != (size * 4 + 2) // 3 or not value.isascii():
+        return None
+    t = value.replace("-", "+").replace("_", "/")
+    try:
+        raw = binascii.a2b_base64(t + "=" * (-len(t) % 4), strict_mode=True)
     except (binascii.Error, ValueError):
         return None
+    return raw if len(raw) == size else None
 
 
-def _b16(t: str) -> Optional[bytes]:
-    try:
-        return base64.b16decode(t, casefold=True)
-    except (binascii.Error, ValueError):
-        return None
+class Digest:
+    """A digest: its algorithm's name and its bytes. Equal digests are equal however spelled.
+
+        d = Digest.parse("sha1:KI6XY5N7QQASCEP6N4VNIH7AOOSI4NHE")   # or hex, base64, bare (CDX)
+        d.label      # "sha1:KI6XY5N7QQASCEP6N4VNIH7AOOSI4NHE" (as the writer writes it)
+        d.base32, d.hex, d.raw, d.key, d.is_empty
+
+    (A class of its own rather than a dataclass: `warchive index` imports this module, and
+    dataclasses would add 5-8 ms to its start-up, with inspect.)"""
+
+    __slots__ = ("algorithm", "raw")
+
+    def __init__(self, algorithm: str, raw: bytes) -> None:
+        self.algorithm = algorithm
+        self.raw = raw
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Digest):
+            return NotImplemented
+        return self.algorithm == other.algorithm and self.raw == other.raw
+
+    def __hash__(self) -> int:
+        return hash((self.algorithm, self.raw))
+
+    def __repr__(self) -> str:
+        return f"Digest({self.label!r})"
+
+    @classmethod
+    def parse(cls, text: str, default: Optional[str] = "sha1") -> "Digest":
+        """Every form in which digests are written (module docstring); a value without a label
+        is of the algorithm ``default`` (None: a label is required). DigestError otherwise."""
+        name, sep, value = text.strip().partition(":")
+        if not sep:
+            if default is None:
+                raise DigestError(f"digest {text!r} has no algorithm label")
+            name, value = default, name
+        try:
+            alg = algorithm(name)
+        except DigestError:
+            raise DigestError(f"digest {text!r}: unknown algorithm {name!r} "
+                              f"(one of {', '.join(ALGORITHMS)})") from None
+        value = value.strip()
+        size = alg.size
+        raw = _from_b32(value, size) or _from_b16(value, size) or _from_b64(value, size)
+        if raw is None:
+            raise DigestError(f"digest {text!r}: not {size} bytes of {alg.name} in base32, base16 or base64")
+        return cls(alg.name, raw)
+
+    @classmethod
+    def find(cls, text: Optional[str], default: Optional[str] = "sha1") -> Optional["Digest"]:
+        """``parse``, or None for no digest (None, "", "-" as CDX files write it) and for one that
+        cannot be read."""
+        if not text or text == "-":
+            return None
+        try:
+            return cls.parse(text, default)
+        except DigestError:
+            return None
+
+    @classmethod
+    def of(cls, name: str, pieces: Iterable[Any]) -> "Digest":
+        """The digest of the concatenated ``pieces`` (bytes-like)."""
+        alg = algorithm(name)
+        h = alg.new()
+        for p in pieces:
+            h.update(p)
+        return cls(alg.name, h.digest())
+
+    @classmethod
+    def from_key(cls, key: bytes) -> "Digest":
+        """The digest of a ``key`` (algorithm code byte + digest bytes)."""
+        alg = ALGORITHMS_BY_CODE.get(key[0]) if key else None
+        if alg is None or len(key) != 1 + alg.size:
+            raise DigestError(f"not a digest key: {key!r}")
+        return cls(alg.name, bytes(key[1:]))
+
+    @property
+    def base32(self) -> str:
+        return b32(self.raw)
+
+    @property
+    def hex(self) -> str:
+        return self.raw.hex()
+
+    @property
+    def label(self) -> str:
+        """``algorithm:BASE32``, as WARC-*-Digest fields are written."""
+        return self.algorithm + ":" + b32(self.raw)
+
+    @property
+    def key(self) -> bytes:
+        """The algorithm's code byte and the digest bytes: how binary files store it."""
+        return bytes((ALGORITHMS[self.algorithm].code,)) + self.raw
+
+    @property
+    def is_empty(self) -> bool:
+        """Is this the digest of no bytes (an empty payload)?"""
+        return self.raw == _EMPTY[self.algorithm]
+
+    def __str__(self) -> str:
+        return self.label
 
 
-def _b64(t: str) -> Optional[bytes]:
-    try:
-        alt = b"-_" if ("-" in t or "_" in t) else None
-        return base64.b64decode(t + "=" * (-len(t) % 4), altchars=alt, validate=True)
-    except (binascii.Error, ValueError):
-        return None
+_EMPTY: Dict[str, bytes] = {name: a.new().digest() for name, a in ALGORITHMS.items()}
+
+
+def is_empty_digest(text: Optional[str]) -> bool:
+    """Is ``text`` (any spelling; bare means SHA-1) the digest of an empty payload?"""
+    d = Digest.find(text)
+    return d is not None and d.is_empty
+
+
+def label(name: str, raw: bytes) -> str:
+    """``name:BASE32`` of the raw digest ``raw``."""
+    return name + ":" + b32(raw)
+
+
+def digest_of(name: str, pieces: Iterable[Any]) -> str:
+    """The label of the digest of the concatenated ``pieces``."""
+    return Digest.of(name, pieces).label
+
+
+def digest_one(name: str, data: Any) -> str:
+    """The label of the digest of ``data`` (one bytes-like object)."""
+    return name + ":" + b32(algorithm(name).new(data).digest())
 
 
 def dechunk(body: Any, start: int = 0) -> Optional[List[memoryview]]:
