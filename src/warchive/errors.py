@@ -21,11 +21,11 @@ class ArchiveError(Exception):
     """Root of every error warchive raises on purpose."""
 
 
-class CorruptRecordError(ArchiveError):
-    """A record or gzip member at ``offset`` in ``path`` cannot be read as it is.
+class FileError(ArchiveError):
+    """Something is wrong at ``offset`` of the file ``path`` (None: a stream).
 
-    ``remedy`` is a short hint (what to run or check); it is part of ``str()``.
-    """
+    ``problem`` says what; ``remedy`` is a short hint (what to run or check). Both are part of
+    ``str()``: "PATH at byte OFFSET: PROBLEM (REMEDY)"."""
 
     def __init__(self, path: PathLike, offset: Optional[int], problem: str, remedy: str = "") -> None:
         self.path = os.fspath(path) if path is not None else None
@@ -39,8 +39,12 @@ class CorruptRecordError(ArchiveError):
             msg += f" ({remedy})"
         super().__init__(msg)
 
-    def __reduce__(self):  # keep path/offset when errors cross process boundaries (-j N)
+    def __reduce__(self):  # keep path/offset when errors cross process boundaries
         return (type(self), (self.path, self.offset, self.problem, self.remedy))
+
+
+class CorruptRecordError(FileError):
+    """A record or gzip member at ``offset`` in ``path`` cannot be read as it is."""
 
 
 class GzipError(CorruptRecordError):
@@ -59,19 +63,8 @@ class UnsupportedFormatError(ArchiveError):
     """The input is not a format warchive reads (or a needed library is missing)."""
 
 
-class WriteError(ArchiveError):
+class WriteError(FileError):
     """Writing an archive file failed at ``offset`` of ``path`` (disk full, file exists, ...)."""
-
-    def __init__(self, path: PathLike, offset: Optional[int], problem: str, remedy: str = "") -> None:
-        self.path = os.fspath(path) if path is not None else None
-        self.offset = offset
-        self.problem = problem
-        self.remedy = remedy
-        at = f" at byte {offset}" if offset is not None else ""
-        super().__init__(f"{self.path}{at}: {problem}" + (f" ({remedy})" if remedy else ""))
-
-    def __reduce__(self):
-        return (type(self), (self.path, self.offset, self.problem, self.remedy))
 
 
 class UrlError(ArchiveError, ValueError):
