@@ -1,15 +1,15 @@
 """The settings of a crawl (`CrawlConfig`), apart from the crawler so that reading them is cheap.
 
-`warchive crawl`'s option defaults come from here: every `warchive` command
-builds its argument parser at start-up, and must not pay for importing the
-crawler (asyncio, numpy, the fetcher) to do so. Nothing here imports more
-than the standard library until a method needs it.
+Each setting a user can choose is declared once, here, with its help: the
+options of `warchive crawl` are built from these fields (warchive.cli.capture),
+and a session's ``config.json`` is their values, so that ``--resume`` needs
+nothing else.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from dataclasses import MISSING, asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from .. import __version__
 from ..errors import ArchiveError
@@ -26,50 +26,92 @@ class CrawlError(ArchiveError):
 
 
 
+def setting(default: Any, help: str, group: str, *, flag: Optional[str] = None, short: Optional[str] = None,
+            metavar: Optional[str] = None, choices: Optional[Tuple[str, ...]] = None, negate: bool = False,
+            factory: Optional[Callable[[], Any]] = None, cli_default: Any = MISSING) -> Any:
+    """A CrawlConfig field that is also a `warchive crawl` option: its help and the option's
+    spelling (``flag``, default --NAME-WITH-DASHES; ``negate``: a --no-... switch that sets
+    False; dict fields take NAME=VALUE, list fields repeat). ``cli_default``: a default of the
+    option other than the field's."""
+    meta = {"help": help, "group": group, "flag": flag, "short": short, "metavar": metavar, "choices": choices,
+            "negate": negate, "cli_default": cli_default}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
 @dataclass
 class CrawlConfig:
-    """Everything a crawl is run with; written to ``config.json`` so ``--resume`` needs nothing else."""
+    """Everything a crawl is run with; written to ``config.json`` so ``--resume`` needs nothing else.
+
+    The fields made with ``setting`` are the options of `warchive crawl` (warchive.cli.capture
+    builds them from these fields), grouped as the help shows them."""
 
     seeds: List[str]
     # politeness (Heritrix's names and defaults)
-    delay_factor: float = 5.0
-    min_delay: float = 3.0
-    max_delay: float = 30.0
-    crawl_delay_cap: float = 300.0
-    politeness_off: bool = False
+    delay_factor: float = setting(5.0, "delay = factor x last fetch time", "politeness", metavar="X")
+    min_delay: float = setting(3.0, "seconds at least between two fetches from one host", "politeness",
+                              metavar="SECONDS")
+    max_delay: float = setting(30.0, "seconds at most between two fetches from one host", "politeness",
+                              metavar="SECONDS")
+    crawl_delay_cap: float = setting(300.0, "robots Crawl-delay honoured up to this many seconds", "politeness",
+                                    metavar="SECONDS")
+    politeness_off: bool = setting(False, "no delays at all (your own servers only)", "politeness",
+                                   flag="--no-politeness")
     # scope
-    scope: str = "prefix"                  # prefix (SURT prefixes of the seeds) | host | domain
-    include: List[str] = field(default_factory=list)
-    exclude: List[str] = field(default_factory=list)
-    max_hops: int = 20
-    max_trans_hops: int = 1
+    scope: str = setting("prefix", "what the seeds admit: their SURT prefixes, their hosts, their domains",
+                         "scope", choices=("prefix", "host", "domain"))
+    include: List[str] = setting(None, "also accept URLs matching REGEX (repeatable)", "scope", metavar="REGEX",
+                                 factory=list)
+    exclude: List[str] = setting(None, "reject URLs matching REGEX (repeatable)", "scope", metavar="REGEX",
+                                 factory=list)
+    max_hops: int = setting(20, "hops from a seed", "scope")
+    max_trans_hops: int = setting(1, "embeds (images, scripts, styles) this many hops off scope", "scope")
     # robots, dedup, writing
-    robots: str = "obey"
-    dedup: str = "revisit"
-    dedup_min_size: int = 256
-    digest: str = "sha1"
-    warc_max_size: int = 1_000_000_000
-    compression: str = "gzip"
-    prefix: str = "WARCHIVE"
-    fsync: bool = True
+    robots: str = setting("obey", "robots.txt: obey it and page meta robots, robots.txt only, or ignore it",
+                          "robots, dedup, WARC", choices=("obey", "robotsTxtOnly", "ignore"))
+    dedup: str = setting("revisit", "identical payloads: revisit records, write in full, or write nothing",
+                         "robots, dedup, WARC", choices=("revisit", "write", "skip"))
+    dedup_min_size: int = setting(256, "payloads smaller than this are written in full", "robots, dedup, WARC",
+                                  metavar="BYTES")
+    digest: str = setting("sha1", "digest algorithm of the WARC records", "robots, dedup, WARC",
+                          choices=("sha1", "sha256", "blake3"))
+    warc_max_size: int = setting(1_000_000_000, "start a new WARC file past this size", "robots, dedup, WARC",
+                                 metavar="BYTES")
+    compression: str = setting("gzip", "one gzip member per record, zstd frames, or none", "robots, dedup, WARC",
+                               choices=("gzip", "zstd", "none"))
+    prefix: str = setting("WARCHIVE", "WARC file name prefix", "robots, dedup, WARC")
+    fsync: bool = setting(True, "do not fsync closed WARC files (tests)", "robots, dedup, WARC", flag="--no-fsync",
+                          negate=True)
     # fetching
-    user_agent: str = f"warchive/{__version__} (+https://github.com/warchive)"
-    from_: Optional[str] = None
-    concurrency: int = 8
-    resolve: Dict[str, str] = field(default_factory=dict)      # HOST (or *.DOMAIN) -> IP
-    port_map: Dict[str, int] = field(default_factory=dict)     # "80" -> port (test servers)
+    user_agent: str = setting(f"warchive/{__version__} (+https://github.com/warchive)",
+                              "the User-Agent header", "fetching", metavar="STRING")
+    from_: Optional[str] = setting(None, "the From header: who to write to", "fetching", flag="--from",
+                                   metavar="EMAIL")
+    concurrency: int = setting(8, "fetches at once", "fetching", short="-c")
+    resolve: Dict[str, str] = setting(None, "send HOST (or *.DOMAIN) to IP instead of asking DNS "
+                                            "(tests, local crawls; repeatable)", "fetching", metavar="HOST=IP",
+                                      factory=dict)
+    port_map: Dict[str, int] = setting(None, "connect to the second port for URLs of the first "
+                                             "(a test server on 80=8123; repeatable)", "fetching",
+                                       metavar="PORT=PORT", factory=dict)
     connect_timeout: float = 20.0
-    read_timeout: float = 30.0
+    read_timeout: float = setting(30.0, "read timeout in seconds", "fetching", flag="--timeout",
+                                  metavar="SECONDS")
     total_timeout: float = 300.0
-    max_size: Optional[int] = 100 << 20
-    max_retries: int = 3
+    max_size: Optional[int] = setting(100 << 20, "body bytes kept per URL (more is cut: WARC-Truncated)",
+                                      "fetching", metavar="BYTES")
+    max_retries: int = setting(3, "attempts after a network failure, 429 or 503", "fetching")
     # bookkeeping
-    seen: str = "exact"
-    max_urls: Optional[int] = None         # stop queueing new URLs after this many were queued
-    revisit_after: Optional[float] = None  # fetch each URL again after this many seconds ...
-    revisits: int = 0                      # ... this many times (conditional requests: 304 -> revisit)
-    index_every: float = 60.0              # seconds between index segments of a running crawl
-    screenshots: bool = False
+    seen: str = setting("exact", "the seen set: exact, or a Bloom filter for huge crawls", "bookkeeping",
+                        choices=("exact", "bloom"))
+    max_urls: Optional[int] = setting(None, "queue at most this many URLs", "bookkeeping")
+    revisit_after: Optional[float] = setting(None, "fetch each URL again after this long (conditional: a 304 "
+                                                   "becomes a revisit)", "bookkeeping", metavar="SECONDS")
+    revisits: int = setting(0, "how many times (with --revisit-after)", "bookkeeping", cli_default=1)
+    index_every: float = setting(60.0, "write an index segment this often while crawling", "bookkeeping",
+                                 metavar="SECONDS")
+    screenshots: bool = setting(False, "render each HTML page in chromium and store a PNG", "bookkeeping")
 
     def to_json(self) -> Dict[str, Any]:
         return asdict(self)

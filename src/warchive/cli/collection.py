@@ -1,0 +1,42 @@
+"""`warchive add`, `compact`: changing a collection's archive and index.
+
+Each command is a function ``NAME(args)`` and its options ``NAME_arguments(p)``
+(warchive.cli.commands explains the registry).
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import ArgumentParser, Namespace
+
+from ..collection import Collection
+
+
+def add_arguments(p: ArgumentParser) -> None:
+    p.add_argument("coll", metavar="COLL", help="collection directory (created if absent)")
+    p.add_argument("warcs", nargs="+", metavar="WARC", help="WARC/ARC files to put into COLL/archive/")
+    p.add_argument("--link", action="store_true", help="hard-link the files instead of copying them")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="index with N worker threads (default 1)")
+
+
+def add(args: Namespace) -> int:
+    """Put WARC files into a collection (copied into COLL/archive/, or hard-linked) and index them
+    as one new segment of COLL/indexes/; the index already there is not rewritten.
+
+    Prints the new segment's path (or "nothing to index")."""
+    seg = Collection(args.coll).add(args.warcs, link=args.link, jobs=max(1, args.jobs))
+    print(seg or "nothing to index", file=sys.stderr)
+    return 0
+
+
+def compact_arguments(p: ArgumentParser) -> None:
+    p.add_argument("coll", metavar="COLL", help="collection directory")
+
+
+def compact(args: Namespace) -> int:
+    """Merge a collection's index segments into one (readers of the old ones keep reading them).
+
+    Prints the merged segment's path (or "no segments")."""
+    seg = Collection(args.coll).compact()
+    print(seg or "no segments", file=sys.stderr)
+    return 0

@@ -1,0 +1,150 @@
+"""`warchive crawl`: a polite, resumable crawl into a collection.
+
+The command is ``crawl(args)`` and its options ``crawl_arguments(p)``
+(warchive.cli.commands explains the registry). The options are the fields of
+``CrawlConfig`` declared with ``setting`` (their help lives there), so a new
+crawl setting is an option without touching this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+import sys
+from argparse import ArgumentParser, Namespace
+from typing import Any, Dict, List
+
+from ..capture import crawler as crawler_module
+from ..capture.crawl_config import CrawlConfig
+from ..capture.crawler import Crawler, Progress, latest_session
+from .commands import UsageError
+
+
+def _option_names(f: "dataclasses.Field[Any]") -> List[str]:
+    names = [f.metadata.get("flag") or "--" + f.name.rstrip("_").replace("_", "-")]
+    if f.metadata.get("short"):
+        names.insert(0, f.metadata["short"])
+    return names
+
+
+def _default(f: "dataclasses.Field[Any]") -> Any:
+    if f.metadata.get("cli_default") is not dataclasses.MISSING:
+        return f.metadata["cli_default"]
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return f.default
+
+
+def crawl_arguments(p: ArgumentParser) -> None:
+    p.add_argument("seeds", nargs="*", metavar="SEED", help="URLs to start from")
+    p.add_argument("-o", "--output", metavar="COLL", help="collection directory (created if absent)")
+    p.add_argument("--resume", metavar="SESSION", help="continue a session (its directory, or a collection: "
+                                                       "its latest crawl) with the settings it was started with")
+    p.add_argument("--retry-failed", action="store_true", help="with --resume: fetch the failed URLs again")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress display and no summary")
+    groups: Dict[str, Any] = {}
+    for f in dataclasses.fields(CrawlConfig):
+        if "help" not in f.metadata:
+            continue
+        m = f.metadata
+        g = groups.get(m["group"])
+        if g is None:
+            g = groups[m["group"]] = p.add_argument_group(m["group"])
+        default = _default(f)
+        kw: Dict[str, Any] = {"dest": f.name, "help": m["help"]}
+        if f.type in ("bool", bool):
+            kw["action"] = "store_false" if m["negate"] else "store_true"
+        else:
+            if isinstance(default, (list, dict)):
+                kw["action"] = "append"
+                kw["default"] = []
+            else:
+                kw["default"] = default
+                kw["type"] = _scalar_type(f.type)
+                if default is not None and m["choices"] is None:
+                    kw["help"] += f" (default {default:g})" if isinstance(default, float) else f" (default {default})"
+            if m["metavar"]:
+                kw["metavar"] = m["metavar"]
+            elif kw.get("type") is int:
+                kw["metavar"] = "N"
+            if m["choices"]:
+                kw["choices"] = m["choices"]
+                kw["help"] += f" (default {default})"
+        g.add_argument(*_option_names(f), **kw)
+
+
+def _scalar_type(annotation: Any) -> Any:
+    text = str(annotation)
+    if "float" in text:
+        return float
+    if "int" in text:
+        return int
+    return str
+
+
+def _pairs(values: List[str], option: str) -> Dict[str, str]:
+    out = {}
+    for v in values:
+        k, sep, val = v.partition("=")
+        if not sep or not k or not val:
+            raise UsageError(f"{option} {v!r}: expected NAME=VALUE")
+        out[k.strip()] = val.strip()
+    return out
+
+
+def crawl_config(args: Namespace) -> CrawlConfig:
+    """The CrawlConfig of a `warchive crawl` command line."""
+    values: Dict[str, Any] = {}
+    for f in dataclasses.fields(CrawlConfig):
+        if "help" not in f.metadata:
+            continue
+        v = getattr(args, f.name)
+        if isinstance(_default(f), dict):
+            pairs = _pairs(v, _option_names(f)[-1])
+            v = {k: int(x) for k, x in pairs.items()} if f.name == "port_map" else pairs
+        values[f.name] = v
+    if values.get("revisit_after") is None:
+        values["revisits"] = 0
+    return CrawlConfig(seeds=args.seeds, **values)
+
+
+def crawl(args: Namespace) -> int:
+    """Crawl politely from SEEDS into the collection COLL: WARC files in COLL/archive, index
+    segments in COLL/indexes as it goes, the session (journal, crawl.log, frontier, seen set) in
+    COLL/crawls/ID. Ctrl-C stops cleanly; --resume continues (also after a kill)."""
+    if args.screenshots and not crawler_module.screenshots_available():
+        print("warchive crawl: error: --screenshots is not available in this build "
+              "(warchive.capture.browser is missing)", file=sys.stderr)
+        return 2
+    if args.resume:
+        session = latest_session(args.resume)
+        coll = args.output or os.path.dirname(os.path.dirname(os.path.abspath(session)))   # COLL/crawls/ID
+        c = Crawler(None, coll, session_dir=session, resume=True, retry_failed=args.retry_failed)
+    else:
+        if not args.seeds or not args.output:
+            raise UsageError("give SEEDS and -o COLLECTION (or --resume SESSION)")
+        if args.retry_failed:
+            raise UsageError("--retry-failed goes with --resume")
+        c = Crawler(crawl_config(args), args.output)
+    progress = Progress(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
+    c.progress = progress
+    if not args.quiet:
+        print(f"warchive crawl: session {c.session_dir}", file=sys.stderr)
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, c.stop)
+            except (NotImplementedError, RuntimeError):
+                pass
+        await c.run()
+
+    asyncio.run(run())
+    if progress is not None:
+        progress.clear()
+    if not args.quiet:
+        print(c.summary(), file=sys.stderr)
+    return 0

@@ -1,0 +1,67 @@
+"""`warchive index`: a CDXJ (or CDX-11) index of WARC/ARC files, as cdxj-indexer writes it.
+
+The command is ``index(args)`` and its options ``index_arguments(p)``
+(warchive.cli.commands explains the registry). It has a module of its own
+because warchive.cli runs its usual command lines without argparse: this
+module must import nothing but what indexing needs (not argparse, not the
+other commands' modules).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .._ext.gzip_members import one_malloc_arena
+from ..durable import AtomicOutput
+from ..index.build import index_paths
+from ..index.cdx import IndexOptions
+
+if TYPE_CHECKING:
+    from argparse import ArgumentParser
+
+
+def index_arguments(p: ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="WARC_OR_DIR", help="WARC/ARC files; directories are walked")
+    p.add_argument("-o", "--output", help="output file, published when complete (default: standard output)")
+    p.add_argument("-11", "--cdx11", action="store_true", help="11-field CDX (N b a m s k r M S V g)")
+    p.add_argument("--records", help="record types to index, comma-separated, or 'all' "
+                                     "(default: response,revisit,resource,metadata)")
+    p.add_argument("--dir-root", help="filenames relative to this directory (default: base names)")
+    p.add_argument("-p", "--post-append", action="store_true",
+                   help="append POST/PUT request bodies to keys (__wb_method=post&...), as pywb looks them up")
+    p.add_argument("-s", "--sort", action="store_true", help="sort the output bytewise, dropping repeated lines")
+    p.add_argument("-j", "--jobs", type=int, default=1,
+                   help="index with N worker threads (default 1); gzip files with Wget's sl lengths are cut "
+                        "into byte ranges; the output is the same as with -j 1")
+    p.add_argument("--verify", action="store_true",
+                   help="inflate every gzip member and check its CRC, even where Wget's sl lengths allow skipping")
+    p.add_argument("--skip-errors", action="store_true",
+                   help="report a damaged record on stderr and go on with the next one")
+
+
+def index(args: Any) -> int:
+    """Index WARC/ARC files (directories are walked) as cdxj-indexer does.
+
+    The output is written as OUT.<random>.tmp and renamed when complete; exit status 1 when an
+    input is damaged (the message names the file and byte offset) or when --skip-errors could
+    read not one record."""
+    records = None
+    if args.records:
+        records = "all" if args.records == "all" else args.records.split(",")
+    opts = IndexOptions(cdx11=args.cdx11, records=records, post_append=args.post_append, verify=args.verify,
+                        skip_errors=args.skip_errors, dir_root=args.dir_root)
+    jobs = max(1, args.jobs)
+    if jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
+        one_malloc_arena()
+    if args.output:
+        with AtomicOutput(args.output) as out:
+            total = index_paths(args.inputs, out.write, opts, jobs=jobs, sort=args.sort)
+    else:
+        total = index_paths(args.inputs, sys.stdout.buffer.write, opts, jobs=jobs, sort=args.sort)
+        sys.stdout.buffer.flush()
+    if total.errors:
+        print(f"warchive: {total.errors} damaged record(s) skipped, {total.records} read", file=sys.stderr)
+        if total.records == 0:
+            return 1  # not one record could be read
+    return 0

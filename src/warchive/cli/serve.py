@@ -1,0 +1,49 @@
+"""`warchive serve`: the collections under a root directory over HTTP.
+
+The command is ``serve(args)`` and its options ``serve_arguments(p)``
+(warchive.cli.commands explains the registry).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+from argparse import ArgumentParser, Namespace
+
+import uvicorn
+
+from ..errors import ArchiveError
+from ..replay.app import create_app
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def serve_arguments(p: ArgumentParser) -> None:
+    p.add_argument("--root", default="collections", help="directory of collections (default ./collections)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free port)")
+    p.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
+                   help="what the server logs on stderr (default warning)")
+    p.add_argument("--access-log", action="store_true", help="log every request on stderr (method, path, status)")
+
+
+def serve(args: Namespace) -> int:
+    """Serve `GET /COLL/cdx?...` for every collection under --root (uvicorn, one process); a
+    collection's new index files are seen without a restart. Prints where it listens; Ctrl-C stops it."""
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as e:
+        sock.close()
+        raise ArchiveError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"warchive serve: http://{shown}:{port}/ (collections under {args.root}; Ctrl-C stops)",
+          file=sys.stderr, flush=True)
+    config = uvicorn.Config(create_app(args.root), log_level=args.log_level, access_log=args.access_log)
+    if args.access_log and logging.getLevelName(args.log_level.upper()) > logging.INFO:
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0

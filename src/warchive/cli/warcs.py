@@ -1,0 +1,68 @@
+"""`warchive check`, `recompress`, `recover`: keeping WARC files sound.
+
+Each command is a function ``NAME(args)`` and its options ``NAME_arguments(p)``
+(warchive.cli.commands explains the registry).
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import ArgumentParser, Namespace
+
+from ..warc.check import check_file, recover as recover_file
+from ..warc.recompress import recompress as recompress_file
+from .commands import UsageError
+
+
+def check_arguments(p: ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="WARC", help="WARC/ARC files (plain, gzip, zstd)")
+    p.add_argument("-v", "--verbose", action="store_true", help="print warnings and a line per file")
+
+
+def check(args: Namespace) -> int:
+    """Inflate every member, check CRCs, WARC-Block-Digest over the block and WARC-Payload-Digest
+    over the de-chunked payload, and the structure of every record; exit status 1 on a problem."""
+    status = 0
+    for path in args.inputs:
+        res = check_file(path)
+        for f in res.problems:
+            print(f"warchive: check: {f}", file=sys.stderr)
+        if args.verbose:
+            for f in res.warnings:
+                print(f"warchive: warning: {f}", file=sys.stderr)
+            print(f"{path}: {res.records} records, {len(res.problems)} problems, {len(res.warnings)} warnings")
+        if res.problems:
+            status = 1
+    return status
+
+
+def recompress_arguments(p: ArgumentParser) -> None:
+    p.add_argument("input", metavar="IN", help="a WARC file (any compression, members of several records too)")
+    p.add_argument("output", metavar="OUT", help="the file to write (published when complete)")
+    p.add_argument("--zstd", action="store_true", help="write .warc.zst frames instead of gzip members")
+    p.add_argument("--level", type=int, help="compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)")
+
+
+def recompress(args: Namespace) -> int:
+    """Rewrite a WARC with one gzip member (or zstd frame) per record, as warcio recompress does,
+    so that every record has an offset of its own."""
+    n = recompress_file(args.input, args.output, "zstd" if args.zstd else "gzip", args.level)
+    print(f"{n} records recompressed into {args.output}")
+    return 0
+
+
+def recover_arguments(p: ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="FILE.open", help="files a killed writer left open")
+    p.add_argument("-n", "--dry-run", action="store_true", help="only say what would be cut")
+    p.add_argument("-o", "--output", help="name of the recovered file (one input; default: the name without .open)")
+
+
+def recover(args: Namespace) -> int:
+    """Cut a killed writer's .open file after its last whole record and rename it without .open."""
+    if args.output and len(args.inputs) != 1:
+        raise UsageError("--output names the result of one input file")
+    for path in args.inputs:
+        r = recover_file(path, output=args.output, dry_run=args.dry_run)
+        verb = "would keep" if args.dry_run else "kept"
+        print(f"{r.path}: {verb} {r.records} records ({r.size} bytes), cut {r.cut} bytes")
+    return 0
