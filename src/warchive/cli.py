@@ -416,7 +416,7 @@ def cmd_lookup(args: argparse.Namespace) -> int:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from .index.revisits import CaptureLoader
+    from .replay.load import CaptureLoader
 
     url = ts = ""
     if args.cdx:
@@ -472,7 +472,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_record_index(args: argparse.Namespace) -> int:
-    from .index.revisits import write_record_index
+    from .replay.load import write_record_index
 
     write_record_index(args.inputs, args.output, dir_root=args.dir_root)
     return 0

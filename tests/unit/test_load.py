@@ -1,4 +1,4 @@
-"""Loading captures and resolving revisits at load time (warchive.index.revisits), every case
+"""Loading captures and resolving revisits at load time (warchive.replay.load), every case
 with its expected answer written out here: same-URL, URL-agnostic, empty revisits, Wget's
 WARC-Refers-To-only revisits (the committed Wget pair), a missing original and the
 next-closest fallback, 3xx revisits, the empty-payload digest, a blank filename, a record
@@ -29,7 +29,7 @@ from test_load_vs_pywb import (BIG_BODY, CHAIN_BODY, CHUNKED_RAW, GZ_BODY, NET, 
 
 from warchive.errors import ArchiveError, CaptureNotFound, CorruptRecordError, IndexFormatError  # noqa: E402
 from warchive.index.query import Index  # noqa: E402
-from warchive.index.revisits import (EMPTY_PAYLOAD_SHA1, ArchiveFileNotFound, CaptureLineError,  # noqa: E402
+from warchive.replay.load import (EMPTY_PAYLOAD_SHA1, ArchiveFileNotFound, CaptureLineError,  # noqa: E402
                                      CaptureLoader, OriginalNotFound, RecordIndex, SegmentNotFound, SelfRedirect,
                                      UnsafeFilename, check_filename, is_empty_digest, load_capture, load_closest,
                                      normalize_digest, write_record_index)

@@ -219,7 +219,7 @@ def capture_fields(cdx: Union[bytes, str, Mapping[str, Any]]) -> Dict[str, Any]:
     ``Index.query`` returns it."""
     if isinstance(cdx, Mapping):
         return dict(cdx)
-    from .query import QueryError, parse_line
+    from ..index.query import QueryError, parse_line
 
     line = cdx.encode("utf-8") if isinstance(cdx, str) else bytes(cdx)
     line = line.strip(b"\r\n")
@@ -479,8 +479,8 @@ def write_record_index(inputs: Sequence[PathLike], output: Union[PathLike, Calla
     path, published by atomic rename, or a write callable): sorted bytewise, with its header
     line first. Filenames are base names, or paths relative to ``dir_root`` (as
     ``warchive index --dir-root``); they must match the filenames of the CDX index."""
-    from .cdx import display_name, iter_inputs
-    from .sort import LineSorter
+    from ..index.cdx import display_name, iter_inputs
+    from ..index.sort import LineSorter
 
     stats = RecordIndexStats()
     sorter = LineSorter()
@@ -580,7 +580,7 @@ class CaptureLoader:
 
     def __init__(self, index: Any = None, archive_paths: Optional[Sequence[PathLike]] = None,
                  record_index: Optional[Union[PathLike, Sequence[PathLike]]] = None) -> None:
-        from .query import Index
+        from ..index.query import Index
 
         self._own_index = False
         index_dirs: List[str] = []
@@ -878,7 +878,7 @@ class CaptureLoader:
                               f"{SEGMENT_SCAN_RECORDS} records after it in up to {SEGMENT_SCAN_FILES} files)")
 
     def _scan_segments(self, payload: _Opened, origin: str, found: Dict[int, Tuple[str, int, bool]]) -> None:
-        from .cdx import ARCHIVE_EXTENSIONS
+        from ..index.cdx import ARCHIVE_EXTENSIONS
 
         d = os.path.dirname(payload.path)
         prefix = payload.filename[: len(payload.filename) - len(os.path.basename(payload.filename))]
