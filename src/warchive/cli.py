@@ -472,7 +472,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_record_index(args: argparse.Namespace) -> int:
-    from .replay.load import write_record_index
+    from .index.rix import write_record_index
 
     write_record_index(args.inputs, args.output, dir_root=args.dir_root)
     return 0

@@ -184,7 +184,7 @@ def make_collection(root: Path, name: str, warcs, index_inputs=None, *, cdx11: b
                     rix_inputs=None) -> Path:
     """ROOT/NAME/{archive,indexes}: the WARCs linked into archive/, indexes/index.cdxj (or .cdx)
     of ``index_inputs`` (default: all of them), and indexes/records.rix of ``rix_inputs``."""
-    from warchive.replay.load import write_record_index
+    from warchive.index.rix import write_record_index
 
     coll = root / name
     (coll / "archive").mkdir(parents=True)

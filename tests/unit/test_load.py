@@ -2,8 +2,9 @@
 with its expected answer written out here: same-URL, URL-agnostic, empty revisits, Wget's
 WARC-Refers-To-only revisits (the committed Wget pair), a missing original and the
 next-closest fallback, 3xx revisits, the empty-payload digest, a blank filename, a record
-segmented over two WARC files, record indexes, and the refusals (unsafe filenames, bad
-lines). tests/differential/test_load_vs_pywb.py compares the same collections with pywb.
+segmented over two WARC files, loads through record indexes, and the refusals (unsafe
+filenames, bad lines). tests/unit/test_rix.py tests the record index itself;
+tests/differential/test_load_vs_pywb.py compares the same collections with pywb.
 """
 
 from __future__ import annotations
@@ -27,12 +28,11 @@ import warcgen  # noqa: E402
 from test_load_vs_pywb import (BIG_BODY, CHAIN_BODY, CHUNKED_RAW, GZ_BODY, NET, SHARED_BODY,  # noqa: E402
                                build_collections, index_lines, make_collection, write_load_cases)
 
-from warchive.errors import ArchiveError, CaptureNotFound, CorruptRecordError, IndexFormatError  # noqa: E402
+from warchive.errors import ArchiveError, CaptureNotFound, CorruptRecordError  # noqa: E402
 from warchive.index.query import Index  # noqa: E402
 from warchive.replay.load import (EMPTY_PAYLOAD_SHA1, ArchiveFileNotFound, CaptureLineError,  # noqa: E402
-                                     CaptureLoader, OriginalNotFound, RecordIndex, SegmentNotFound, SelfRedirect,
-                                     UnsafeFilename, check_filename, is_empty_digest, load_capture, load_closest,
-                                     normalize_digest, write_record_index)
+                                  CaptureLoader, OriginalNotFound, SegmentNotFound, SelfRedirect, UnsafeFilename,
+                                  check_filename, is_empty_digest, load_capture, load_closest, normalize_digest)
 import warchive.warc  # noqa: E402
 
 HTML = warcgen.HTML
@@ -386,48 +386,6 @@ def test_wget_revisit_without_its_first_crawl(colls):
     with pytest.raises(CaptureNotFound) as ei2:      # and there is no other capture to fall back to
         load_closest(url, ln.split(" ")[1], str(coll))
     assert "could be loaded" in str(ei2.value)
-
-
-# --------------------------------------------------------------------------- record indexes
-
-def test_record_index_against_wgets_own_cdx(tmp_path):
-    first = TESTS / "data" / "wget" / "docs-python-3.11.warc.gz"
-    out = tmp_path / "first.rix"
-    stats = write_record_index([first], out)
-    data = out.read_bytes().splitlines()
-    assert data[0] == b" warchive-record-index 1" and data[1:] == sorted(data[1:])
-    assert stats.files == 1
-    rix = RecordIndex(out)
-    # Wget's --warc-cdx: ` CDX a b a m s k r M V g u` (V offset, g filename, u record id)
-    wget_cdx = (TESTS / "data" / "wget" / "docs-python-3.11.cdx").read_text().splitlines()[1:]
-    assert len(wget_cdx) == 557
-    for ln in wget_cdx:
-        f = ln.split(" ")
-        (e,) = rix.by_id(f[10])
-        assert (e.filename, e.offset, e.type) == (f[9], int(f[8]), "response")
-        assert e.digest == "sha1:" + f[5] and e.url == f[0]
-        assert any(d.record_id == e.record_id for d in rix.by_digest(f[5]))   # unlabelled digests too
-    rix.close()
-
-
-def test_record_index_refuses_other_files(tmp_path):
-    p = tmp_path / "x.rix"
-    p.write_text("com,example)/ 2020 {}\n")
-    with pytest.raises(IndexFormatError):
-        RecordIndex(p)
-
-
-def test_record_index_segments_and_write_callable(tmp_path):
-    warcs = tmp_path / "w"
-    warcs.mkdir()
-    paths = write_load_cases(warcs)
-    chunks = []
-    write_record_index([warcs], chunks.append)
-    text = b"".join(chunks).decode()
-    assert text.startswith(" warchive-record-index 1\n")
-    sg = [ln for ln in text.splitlines() if ln.startswith("sg:")]
-    assert len(sg) == 1 and sg[0].split(" ")[1:3] == ["2", "loadcases-seg-2.warc.gz"]
-    assert len(paths) == 3
 
 
 # --------------------------------------------------------------------------- refusals

@@ -31,8 +31,8 @@ A missing original raises ``OriginalNotFound`` (a ``CaptureNotFound``) naming
 everything that was looked for; ``load_closest(url, timestamp, index)`` then
 serves the next-closest capture, as pywb's replay falls back.
 
-The record index (``*.rix`` in a collection's ``indexes/``) is written here by
-``write_record_index``; docs/format.md, "Record indexes", specifies it.
+Record indexes (``*.rix`` in a collection's ``indexes/``) are read through
+``warchive.index.rix``, which writes them too.
 
 This module never opens a file outside the archive directories it is given
 (absolute names and ``..`` are refused) and never writes WARC files.
@@ -49,12 +49,11 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
-from ..durable import AtomicOutput
-from ..sortedfile import SortedFile
-from ..errors import ArchiveError, CaptureNotFound, IndexFormatError, RecordFormatError, UrlError
-from ..timestamps import iso_date_to_timestamp, timestamp_to_datetime
+from ..index.rix import RECORD_INDEX_EXT, RecordIndex, date_timestamp, unbracket
+from ..errors import ArchiveError, CaptureNotFound, RecordFormatError, UrlError
+from ..timestamps import timestamp_to_datetime
 from ..warc import content as _content
 from ..warc.headers import Headers
 from ..warc.reader import ArchiveIterator, Record
@@ -63,8 +62,6 @@ from ..warc.reader import open as _open_warc
 PathLike = Union[str, "os.PathLike[str]"]
 
 EMPTY_PAYLOAD_SHA1 = "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"   # base32 SHA-1 of no bytes (pywb's EMPTY_DIGEST)
-RECORD_INDEX_EXT = ".rix"
-RECORD_INDEX_HEADER = b" warchive-record-index 1"
 MAX_CANDIDATES = 100        # originals tried per lookup, closest first
 MAX_CHAIN = 4               # revisit -> revisit -> ... followed through record ids
 SEGMENT_SCAN_RECORDS = 16   # without a record index: records looked at per file for continuations
@@ -243,27 +240,10 @@ def _int_field(f: Mapping[str, Any], name: str) -> int:
     return n
 
 
-def _strip_brackets(s: Optional[str]) -> Optional[str]:
-    if s is not None:
-        s = s.strip()
-        if s.startswith("<") and s.endswith(">"):
-            s = s[1:-1]
-    return s or None
-
-
 def _seconds(ts: str) -> int:
     import calendar
 
     return calendar.timegm(timestamp_to_datetime(ts).utctimetuple())
-
-
-def _ts_of_date(date: Optional[str]) -> Optional[str]:
-    if not date:
-        return None
-    try:
-        return iso_date_to_timestamp(date)
-    except ValueError:
-        return None
 
 
 # --------------------------------------------------------------------------- archive files
@@ -340,176 +320,6 @@ def _open_at(path: str, filename: str, offset: int) -> _Opened:
         it.close()
         raise
     return _Opened(it, rec, path, filename)
-
-
-# --------------------------------------------------------------------------- record indexes
-
-_ENC_RX = re.compile(r"[\x00-\x20%\x7f]")
-
-
-def _enc(s: Optional[Union[str, int]]) -> str:
-    if s is None or s == "":
-        return "-"
-    s = str(s)
-    if s == "-":
-        return "%2D"
-    return _ENC_RX.sub(lambda m: "%%%02X" % ord(m.group(0)), s)
-
-
-def _dec(s: str) -> Optional[str]:
-    return None if s == "-" else unquote(s)
-
-
-@dataclass
-class RixEntry:
-    """One line of a record index (docs/format.md, "Record indexes")."""
-    kind: str                     # "id", "dg" or "sg"
-    key: str                      # record id (no <>), normalised digest, or segment origin id
-    filename: str
-    offset: int
-    length: Optional[int]
-    type: Optional[str] = None
-    timestamp: Optional[str] = None
-    digest: Optional[str] = None
-    record_id: Optional[str] = None
-    url: Optional[str] = None
-    segment: Optional[int] = None
-    total_length: Optional[int] = None
-
-
-class RecordIndex:
-    """A record index file: record id -> record, payload digest -> records, segment origin ->
-    continuation records; searched in place by binary search (sorted lines)."""
-
-    def __init__(self, path: PathLike) -> None:
-        self.path = os.fspath(path)
-        with open(self.path, "rb") as f:
-            first = f.readline().rstrip(b"\r\n")
-        if first != RECORD_INDEX_HEADER:
-            raise IndexFormatError(self.path, None, f"not a record index: it starts with {first[:40]!r}, not "
-                                                    f"{RECORD_INDEX_HEADER!r} (write one with write_record_index)")
-        self._src = SortedFile(self.path)
-
-    def close(self) -> None:
-        self._src.close()
-
-    def _lines(self, prefix: str) -> Iterator[List[str]]:
-        start = prefix.encode("utf-8") + b" "
-        for line in self._src.range(start, prefix.encode("utf-8") + b"!"):
-            parts = line.decode("utf-8", "replace").split(" ")
-            yield parts
-
-    def _bad(self, parts: List[str]) -> IndexFormatError:
-        return IndexFormatError(self.path, None, f"malformed line {' '.join(parts)[:200]!r}")
-
-    def by_id(self, record_id: str) -> List[RixEntry]:
-        rid = _strip_brackets(record_id) or ""
-        out = []
-        for p in self._lines("id:" + _enc(rid)):
-            if len(p) != 8:
-                raise self._bad(p)
-            out.append(RixEntry("id", rid, _dec(p[1]) or "", int(p[2]), _opt_int(p[3]), _dec(p[4]), _dec(p[5]),
-                                _dec(p[6]), rid, _dec(p[7])))
-        return out
-
-    def by_digest(self, digest: str) -> List[RixEntry]:
-        d = normalize_digest(digest)
-        out: List[RixEntry] = []
-        if d is None:
-            return out
-        for p in self._lines("dg:" + _enc(d)):
-            if len(p) != 8:
-                raise self._bad(p)
-            out.append(RixEntry("dg", d, _dec(p[2]) or "", int(p[3]), _opt_int(p[4]), _dec(p[5]), _dec(p[1]), d,
-                                _dec(p[6]), _dec(p[7])))
-        return out
-
-    def segments(self, origin_id: str) -> List[RixEntry]:
-        oid = _strip_brackets(origin_id) or ""
-        out = []
-        for p in self._lines("sg:" + _enc(oid)):
-            if len(p) != 7:
-                raise self._bad(p)
-            out.append(RixEntry("sg", oid, _dec(p[2]) or "", int(p[3]), _opt_int(p[4]), "continuation",
-                                record_id=_dec(p[6]), segment=int(p[1]), total_length=_opt_int(p[5])))
-        return sorted(out, key=lambda e: e.segment or 0)
-
-
-def _opt_int(s: str) -> Optional[int]:
-    return None if s == "-" else int(s)
-
-
-@dataclass
-class RecordIndexStats:
-    files: int = 0
-    records: int = 0
-    lines: int = 0
-
-
-def record_index_lines(path: str, filename: str) -> Iterator[bytes]:
-    """The record index lines of one WARC file (unsorted), each ending in LF."""
-    with _open_warc(path, parse_http=False) as it:
-        for rec in it:
-            t = rec.type
-            h = rec.headers
-            rid = _strip_brackets(rec.record_id)
-            if t not in ("response", "resource", "revisit", "continuation") or not rid:
-                continue
-            ts = _ts_of_date(rec.date)
-            length = rec.length
-            url = rec.target_uri
-            if t == "continuation":
-                origin = _strip_brackets(h.get("WARC-Segment-Origin-ID"))
-                num = h.get("WARC-Segment-Number")
-                if origin and num and num.strip().isdigit():
-                    yield (f"sg:{_enc(origin)} {int(num)} {_enc(filename)} {rec.offset} {_enc(length)} "
-                           f"{_enc(h.get('WARC-Segment-Total-Length'))} {_enc(rid)}\n").encode("utf-8")
-                continue
-            digest = normalize_digest(h.get("WARC-Payload-Digest"))
-            yield (f"id:{_enc(rid)} {_enc(filename)} {rec.offset} {_enc(length)} {_enc(t)} {_enc(ts)} "
-                   f"{_enc(digest)} {_enc(url)}\n").encode("utf-8")
-            if digest and t != "revisit":
-                yield (f"dg:{_enc(digest)} {_enc(ts)} {_enc(filename)} {rec.offset} {_enc(length)} {_enc(t)} "
-                       f"{_enc(rid)} {_enc(url)}\n").encode("utf-8")
-
-
-def write_record_index(inputs: Sequence[PathLike], output: Union[PathLike, Callable[[bytes], Any]], *,
-                       dir_root: Optional[PathLike] = None) -> RecordIndexStats:
-    """Write the record index of WARC files (and the WARCs under directories) to ``output`` (a
-    path, published by atomic rename, or a write callable): sorted bytewise, with its header
-    line first. Filenames are base names, or paths relative to ``dir_root`` (as
-    ``warchive index --dir-root``); they must match the filenames of the CDX index."""
-    from ..index.cdx import display_name, iter_inputs
-    from ..index.sort import LineSorter
-
-    stats = RecordIndexStats()
-    sorter = LineSorter()
-    root = os.fspath(dir_root) if dir_root is not None else None
-    for p in [os.fspath(i) for i in inputs]:
-        if not os.path.exists(p):
-            raise FileNotFoundError(2, "no such file or directory", p)
-    for path in iter_inputs([os.fspath(i) for i in inputs]):
-        if path.endswith((".arc", ".arc.gz")):
-            continue   # ARC records have no record ids
-        stats.files += 1
-        name = display_name(path, root)
-        buf: List[bytes] = []
-        for line in record_index_lines(path, name):
-            buf.append(line)
-            stats.lines += 1
-            if len(buf) >= 4096:
-                sorter.add(b"".join(buf))
-                buf = []
-        if buf:
-            sorter.add(b"".join(buf))
-    if callable(output):
-        output(RECORD_INDEX_HEADER + b"\n")
-        sorter.finish(output)
-        return stats
-    with AtomicOutput(os.fspath(output)) as out:
-        out.write(RECORD_INDEX_HEADER + b"\n")
-        sorter.finish(out.write)
-    return stats
 
 
 # --------------------------------------------------------------------------- payload streams
@@ -718,7 +528,7 @@ class CaptureLoader:
         digest = normalize_digest(f.get("digest"))
         if digest is None and rec is not None:
             digest = normalize_digest(rec.headers.get("WARC-Payload-Digest"))
-        ts = str(f.get("timestamp") or "") or (_ts_of_date(rec.date) if rec is not None else None) or ""
+        ts = str(f.get("timestamp") or "") or (date_timestamp(rec.date) if rec is not None else None) or ""
         own_url = f.get("url") or (rec.target_uri if rec is not None else None)
         what = f"revisit of {own_url} at {ts}" + (f" ({head.filename}:{rec.offset})" if head and rec else "")
 
@@ -731,8 +541,8 @@ class CaptureLoader:
                 looked.append(f"orig.filename {of} at {f.get('orig.offset')}: {e}")
 
         # 2 and 3: lookups on the index
-        ref_uri = _strip_brackets(rec.headers.get("WARC-Refers-To-Target-URI")) if rec is not None else None
-        ref_ts = _ts_of_date(rec.headers.get("WARC-Refers-To-Date")) if rec is not None else None
+        ref_uri = unbracket(rec.headers.get("WARC-Refers-To-Target-URI")) if rec is not None else None
+        ref_ts = date_timestamp(rec.headers.get("WARC-Refers-To-Date")) if rec is not None else None
         lookups: List[Tuple[str, str, Optional[str], str]] = []
         if ref_uri:
             lookups.append((ref_uri, ref_ts or ts, digest, "WARC-Refers-To-Target-URI"))
@@ -747,7 +557,7 @@ class CaptureLoader:
                 return found, how
 
         # 4. WARC-Refers-To (a record id) in the record indexes
-        ref_id = _strip_brackets(rec.headers.get("WARC-Refers-To")) if rec is not None else None
+        ref_id = unbracket(rec.headers.get("WARC-Refers-To")) if rec is not None else None
         if ref_id:
             found = self._from_record_id(ref_id, digest, opened, looked, depth)
             if found is not None:
@@ -857,7 +667,7 @@ class CaptureLoader:
         num = (rec.headers.get("WARC-Segment-Number") or "").strip()
         if num != "1":
             return []
-        origin = _strip_brackets(rec.record_id) or ""
+        origin = unbracket(rec.record_id) or ""
         found: Dict[int, Tuple[str, int, bool]] = {}
         for r in self.record_indexes:
             for e in r.segments(origin):
@@ -894,7 +704,7 @@ class CaptureLoader:
                         continue
                     if i > SEGMENT_SCAN_RECORDS:
                         break
-                    if r.type == "continuation" and _strip_brackets(r.headers.get("WARC-Segment-Origin-ID")) == origin:
+                    if r.type == "continuation" and unbracket(r.headers.get("WARC-Segment-Origin-ID")) == origin:
                         num = (r.headers.get("WARC-Segment-Number") or "").strip()
                         if num.isdigit():
                             last = r.headers.get("WARC-Segment-Total-Length") is not None
@@ -904,7 +714,7 @@ class CaptureLoader:
 
     def _open_segment(self, fname: str, offset: int, origin: str, opened: List[_Opened]) -> _Opened:
         o = self._open(fname, offset, opened, {})
-        if o.rec.type != "continuation" or _strip_brackets(o.rec.headers.get("WARC-Segment-Origin-ID")) != origin:
+        if o.rec.type != "continuation" or unbracket(o.rec.headers.get("WARC-Segment-Origin-ID")) != origin:
             raise RecordFormatError(o.path, offset, f"not a continuation of <{origin}>",
                                     "the record index does not match the file: write it again")
         return o
@@ -935,7 +745,7 @@ class CaptureLoader:
         else:
             records = [head.info("headers"), payload.info("payload")]
             head.close()   # its head is parsed; only the payload's stream stays open
-        origin = _strip_brackets(payload.rec.record_id) or ""
+        origin = unbracket(payload.rec.record_id) or ""
         segments = [self._open_segment(fn, off, origin, opened) for fn, off in self._segments(payload, opened)]
         records += [s.info("segment") for s in segments]
         raw: Any = payload.rec.payload
@@ -967,7 +777,7 @@ def _payload_of(o: _Opened) -> Any:
 
 
 def _fields_of(rec: Record) -> Dict[str, Any]:
-    return {"url": rec.target_uri, "timestamp": _ts_of_date(rec.date) or "",
+    return {"url": rec.target_uri, "timestamp": date_timestamp(rec.date) or "",
             "digest": rec.headers.get("WARC-Payload-Digest") or "-"}
 
 
@@ -1051,6 +861,6 @@ def load_closest(url: str, timestamp: str, index: Any, *, archive_paths: Optiona
 
 
 __all__ = ["ArchiveFileNotFound", "CaptureLineError", "CaptureLoader", "EMPTY_PAYLOAD_SHA1", "LoadedCapture",
-           "OriginalNotFound", "RecordIndex", "RecordInfo", "SegmentNotFound", "SelfRedirect", "UnsafeFilename",
+           "OriginalNotFound", "RecordInfo", "SegmentNotFound", "SelfRedirect", "UnsafeFilename",
            "capture_fields", "check_filename", "check_self_redirect", "is_empty_digest", "load_capture",
-           "load_closest", "normalize_digest", "write_record_index"]
+           "load_closest", "normalize_digest"]
