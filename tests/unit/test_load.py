@@ -30,12 +30,14 @@ from test_load_vs_pywb import (BIG_BODY, CHAIN_BODY, CHUNKED_RAW, GZ_BODY, NET, 
 
 from warchive.errors import ArchiveError, CaptureNotFound, CorruptRecordError  # noqa: E402
 from warchive.index.query import Index  # noqa: E402
-from warchive.replay.load import (EMPTY_PAYLOAD_SHA1, ArchiveFileNotFound, CaptureLineError,  # noqa: E402
-                                  CaptureLoader, OriginalNotFound, SegmentNotFound, SelfRedirect, UnsafeFilename,
-                                  check_filename, is_empty_digest, load_capture, load_closest, normalize_digest)
+from warchive.replay.load import (ArchiveFileNotFound, CaptureLineError, CaptureLoader,  # noqa: E402
+                                  OriginalNotFound, SegmentNotFound, SelfRedirect, UnsafeFilename, check_filename,
+                                  load_capture, load_closest)
+from warchive.warc.digest import Digest, is_empty_digest  # noqa: E402
 import warchive.warc  # noqa: E402
 
 HTML = warcgen.HTML
+EMPTY_PAYLOAD_SHA1 = "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"   # base32 SHA-1 of no bytes (pywb's EMPTY_DIGEST)
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +136,28 @@ def test_refers_to_only_resolves_by_same_url_digest_join(colls):
     with load(colls["gen"], "rv/wget") as cap:
         assert cap.resolved_by == "same-URL digest join"
         assert cap.read() == HTML
+
+
+def test_originals_found_whatever_the_index_spells_their_digest(colls, tmp_path):
+    """An index that spells digests in hex (as some tools write them) serves the same originals:
+    the lookup filters on every spelling of the revisit's digest and compares Digest values."""
+    src = colls["gen"]
+    coll = tmp_path / "hex"
+    (coll / "indexes").mkdir(parents=True)
+    os.symlink(src / "archive", coll / "archive")
+    lines = []
+    for ln in index_lines(src):
+        key, ts, data = ln.split(" ", 2)
+        f = json.loads(data)
+        d = Digest.find(f.get("digest"))
+        if d is not None:
+            f["digest"] = d.algorithm + ":" + d.hex
+        lines.append(f"{key} {ts} {json.dumps(f)}")
+    (coll / "indexes" / "index.cdxj").write_text("".join(ln + "\n" for ln in sorted(lines)))
+    for name, how in (("rv/wget", "same-URL digest join"), ("tl/root-rv", None)):
+        with load(src, name) as want, load_capture(line_of(src, name), index=str(coll)) as got:
+            assert got.read() == want.read() and payload_id(got) == payload_id(want)
+            assert got.resolved_by == want.resolved_by == (how or want.resolved_by)
 
 
 def test_refers_to_without_digest_needs_the_record_index(colls):
@@ -429,11 +453,16 @@ def test_bad_lines_and_offsets(colls):
         load_capture(dict(f, offset=str(os.path.getsize(coll / "archive" / f["filename"]))), index=str(coll))
 
 
-def test_normalize_digest():
-    assert normalize_digest("BSM63ZMQ") == "sha1:BSM63ZMQ"
-    assert normalize_digest("SHA1:bsm63zmq") == "sha1:BSM63ZMQ"
-    assert normalize_digest("sha256:ab") == "sha256:AB"
-    assert normalize_digest("-") is None and normalize_digest(None) is None and normalize_digest("") is None
+def test_digests_compare_as_the_loader_compares_them():
+    """Revisit and original digests are compared as warchive.warc.digest.Digest values (this was
+    the loader's own normalize_digest): a bare value is SHA-1, label and value in any case."""
+    value = "BSM63ZMQ6GJNINDTSJ5NV4WMEWACK3LQ"
+    assert Digest.parse(value).label == "sha1:" + value
+    assert Digest.parse("SHA1:" + value.lower()) == Digest.parse("sha1:" + value)
+    assert Digest.parse("SHA1:" + value.lower()).label == "sha1:" + value
+    hex256 = hashlib.sha256(b"ab").hexdigest()
+    assert Digest.parse("sha256:" + hex256) == Digest.parse("SHA256:" + hex256.upper())
+    assert Digest.find("-") is None and Digest.find(None) is None and Digest.find("") is None
     assert is_empty_digest("sha256:" + base64.b32encode(hashlib.sha256(b"").digest()).decode())
     assert is_empty_digest("sha1:" + hashlib.sha1(b"").hexdigest())
     assert not is_empty_digest("sha1:BSM63ZMQ6GJNINDTSJ5NV4WMEWACK3LQ")

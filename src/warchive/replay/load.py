@@ -40,10 +40,8 @@ This module never opens a file outside the archive directories it is given
 
 from __future__ import annotations
 
-import base64
 import functools
 import glob
-import hashlib
 import io
 import os
 import re
@@ -55,13 +53,13 @@ from ..index.rix import RECORD_INDEX_EXT, RecordIndex, date_timestamp, unbracket
 from ..errors import ArchiveError, CaptureNotFound, RecordFormatError, UrlError
 from ..timestamps import timestamp_to_datetime
 from ..warc import content as _content
+from ..warc.digest import Digest
 from ..warc.headers import Headers
 from ..warc.reader import ArchiveIterator, Record
 from ..warc.reader import open as _open_warc
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-EMPTY_PAYLOAD_SHA1 = "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"   # base32 SHA-1 of no bytes (pywb's EMPTY_DIGEST)
 MAX_CANDIDATES = 100        # originals tried per lookup, closest first
 MAX_CHAIN = 4               # revisit -> revisit -> ... followed through record ids
 SEGMENT_SCAN_RECORDS = 16   # without a record index: records looked at per file for continuations
@@ -100,46 +98,6 @@ class UnsafeFilename(ArchiveError, ValueError):
 
 class CaptureLineError(ArchiveError, ValueError):
     """An index line or capture dict that cannot name a record (no offset, bad number...)."""
-
-
-# --------------------------------------------------------------------------- digests
-
-def normalize_digest(digest: Optional[str]) -> Optional[str]:
-    """``label:VALUE`` with the label lower-cased (``sha1`` when there is none, as CDX-11 lines
-    write it) and the value upper-cased (base32 and hex compare without case); None for
-    ``-`` or nothing."""
-    if not digest or digest == "-":
-        return None
-    label, sep, value = digest.partition(":")
-    if not sep:
-        label, value = "sha1", digest
-    return label.strip().lower() + ":" + value.strip().upper()
-
-
-def _empty_digests() -> frozenset:
-    out = set()
-    for name in ("sha1", "sha256"):
-        d = hashlib.new(name, b"").digest()
-        out.add(f"{name}:{base64.b32encode(d).decode('ascii')}")
-        out.add(f"{name}:{d.hex().upper()}")
-    try:
-        import blake3  # type: ignore[import-not-found, unused-ignore]
-
-        d = blake3.blake3(b"").digest()
-        out.add(f"blake3:{base64.b32encode(d).decode('ascii')}")
-        out.add(f"blake3:{d.hex().upper()}")
-    except ImportError:
-        pass
-    return frozenset(out)
-
-
-EMPTY_DIGESTS = _empty_digests()
-
-
-def is_empty_digest(digest: Optional[str]) -> bool:
-    """Is this the digest of an empty payload (SHA-1, SHA-256 or BLAKE3, base32 or hex)?"""
-    d = normalize_digest(digest)
-    return d is not None and d in EMPTY_DIGESTS
 
 
 # --------------------------------------------------------------------------- what a load returns
@@ -509,8 +467,8 @@ class CaptureLoader:
         http = rec.http
         if http and http.status.startswith("3"):
             return _Resolution(head, head, "3xx revisit", zero_length=True)
-        digest = normalize_digest(f.get("digest")) or normalize_digest(rec.headers.get("WARC-Payload-Digest"))
-        empty = digest is not None and digest in EMPTY_DIGESTS
+        digest = Digest.find(f.get("digest")) or Digest.find(rec.headers.get("WARC-Payload-Digest"))
+        empty = digest is not None and digest.is_empty
         if empty and http:
             return _Resolution(head, head, "empty-payload digest")
         try:
@@ -525,9 +483,9 @@ class CaptureLoader:
                        depth: int) -> Tuple[_Opened, str]:
         looked: List[str] = []
         rec = head.rec if head is not None else None
-        digest = normalize_digest(f.get("digest"))
+        digest = Digest.find(f.get("digest"))
         if digest is None and rec is not None:
-            digest = normalize_digest(rec.headers.get("WARC-Payload-Digest"))
+            digest = Digest.find(rec.headers.get("WARC-Payload-Digest"))
         ts = str(f.get("timestamp") or "") or (date_timestamp(rec.date) if rec is not None else None) or ""
         own_url = f.get("url") or (rec.target_uri if rec is not None else None)
         what = f"revisit of {own_url} at {ts}" + (f" ({head.filename}:{rec.offset})" if head and rec else "")
@@ -543,7 +501,7 @@ class CaptureLoader:
         # 2 and 3: lookups on the index
         ref_uri = unbracket(rec.headers.get("WARC-Refers-To-Target-URI")) if rec is not None else None
         ref_ts = date_timestamp(rec.headers.get("WARC-Refers-To-Date")) if rec is not None else None
-        lookups: List[Tuple[str, str, Optional[str], str]] = []
+        lookups: List[Tuple[str, str, Optional[Digest], str]] = []
         if ref_uri:
             lookups.append((ref_uri, ref_ts or ts, digest, "WARC-Refers-To-Target-URI"))
         if own_url and digest and not (ref_uri == own_url):
@@ -572,22 +530,21 @@ class CaptureLoader:
             looked.append("the revisit has no digest, no WARC-Refers-To-Target-URI and no WARC-Refers-To")
         raise OriginalNotFound(what, looked)
 
-    def _from_index(self, url: str, when: str, digest: Optional[str], how: str, opened: List[_Opened],
+    def _from_index(self, url: str, when: str, digest: Optional[Digest], how: str, opened: List[_Opened],
                     looked: List[str]) -> Optional[_Opened]:
         params: Dict[str, Any] = {"matchType": "exact", "allowFuzzy": "false", "limit": str(MAX_CANDIDATES),
                                   "filter": ["!=mime:warc/revisit", "!=filename:-"]}
         if when:
             params["closest"] = when
         if digest:
-            value = digest.split(":", 1)[1]
-            params["filter"].append("~digest:(?i)(?:[a-z0-9-]+:)?" + re.escape(value) + "$")
+            params["filter"].append(_digest_filter(digest))
         try:
             cands = self.index.query(url, **params)
         except ArchiveError as e:
             looked.append(f"{how}: url={url}: {e}")
             return None
         if digest:
-            cands = [c for c in cands if normalize_digest(c.get("digest")) == digest]
+            cands = [c for c in cands if Digest.find(c.get("digest")) == digest]
         what = f"{how}: url={url} closest to {when or '-'}, not a revisit, digest {digest or 'any'}"
         if not cands:
             looked.append(f"{what}: no such capture in the index")
@@ -606,7 +563,7 @@ class CaptureLoader:
         looked.append(f"{what}: {len(cands)} found, none loaded ({errors[0]})")
         return None
 
-    def _from_record_id(self, ref_id: str, digest: Optional[str], opened: List[_Opened], looked: List[str],
+    def _from_record_id(self, ref_id: str, digest: Optional[Digest], opened: List[_Opened], looked: List[str],
                         depth: int) -> Optional[_Opened]:
         what = f"WARC-Refers-To <{ref_id}> in the record index"
         if not self.record_indexes:
@@ -618,7 +575,7 @@ class CaptureLoader:
             return None
         errors = []
         for e in entries:
-            if digest and e.digest and e.digest != digest:
+            if digest and e.digest and Digest.find(e.digest) != digest:
                 errors.append(f"{e.filename}:{e.offset} has digest {e.digest}, not {digest}")
                 continue
             try:
@@ -640,7 +597,7 @@ class CaptureLoader:
         looked.append(f"{what}: found, not loaded ({errors[0]})")
         return None
 
-    def _from_digest_index(self, digest: str, ts: str, opened: List[_Opened], looked: List[str]) -> Optional[_Opened]:
+    def _from_digest_index(self, digest: Digest, ts: str, opened: List[_Opened], looked: List[str]) -> Optional[_Opened]:
         what = f"digest {digest} in the record index (any URL)"
         if not self.record_indexes:
             looked.append(f"{what}: the collection has none")
@@ -772,6 +729,13 @@ class CaptureLoader:
                              [closer])
 
 
+def _digest_filter(d: Digest) -> str:
+    """A CDX API filter keeping the lines whose digest may be ``d``: labelled or not, in base32
+    (padded or not) or hex, any case. The index spells digests as its writer did; the
+    candidates are then compared as Digest values."""
+    return "~digest:(?i)(?:[a-z0-9-]+:)?(?:" + d.base32.rstrip("=") + "=*|" + d.hex + ")$"
+
+
 def _payload_of(o: _Opened) -> Any:
     return o.rec.payload
 
@@ -860,7 +824,7 @@ def load_closest(url: str, timestamp: str, index: Any, *, archive_paths: Optiona
         loader.close()
 
 
-__all__ = ["ArchiveFileNotFound", "CaptureLineError", "CaptureLoader", "EMPTY_PAYLOAD_SHA1", "LoadedCapture",
+__all__ = ["ArchiveFileNotFound", "CaptureLineError", "CaptureLoader", "LoadedCapture",
            "OriginalNotFound", "RecordInfo", "SegmentNotFound", "SelfRedirect", "UnsafeFilename",
-           "capture_fields", "check_filename", "check_self_redirect", "is_empty_digest", "load_capture",
-           "load_closest", "normalize_digest"]
+           "capture_fields", "check_filename", "check_self_redirect", "load_capture",
+           "load_closest"]
