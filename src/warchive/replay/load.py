@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import functools
 import glob
-import io
 import os
 import re
 from dataclasses import dataclass
@@ -52,11 +51,11 @@ from urllib.parse import urlsplit
 from ..index.rix import RECORD_INDEX_EXT, RecordIndex, date_timestamp, unbracket
 from ..errors import ArchiveError, CaptureNotFound, RecordFormatError, UrlError
 from ..timestamps import timestamp_to_datetime
-from ..warc import content as _content
 from ..warc.digest import Digest
 from ..warc.headers import Headers
 from ..warc.reader import ArchiveIterator, Record
 from ..warc.reader import open as _open_warc
+from .streams import Chain, payload_stream
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -278,53 +277,6 @@ def _open_at(path: str, filename: str, offset: int) -> _Opened:
         it.close()
         raise
     return _Opened(it, rec, path, filename)
-
-
-# --------------------------------------------------------------------------- payload streams
-
-class _ReadInto(io.RawIOBase):
-    """A raw stream over anything with read(n)."""
-
-    def __init__(self, src: Any) -> None:
-        super().__init__()
-        self._src = src
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        data = self._src.read(len(b))
-        n = len(data)
-        b[:n] = data
-        return n
-
-
-class _Chain(io.RawIOBase):
-    """The first stream, then each of the others (opened only when reached)."""
-
-    def __init__(self, first: Any, rest: List[Callable[[], Any]]) -> None:
-        super().__init__()
-        self._cur = first
-        self._rest = list(rest)
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        while True:
-            data = self._cur.read(len(b))
-            if data:
-                b[: len(data)] = data
-                return len(data)
-            if not self._rest:
-                return 0
-            self._cur = self._rest.pop(0)()
-
-
-def _is_chunked(http: Optional[Headers]) -> bool:
-    # pywb's header rewriter de-chunks whenever there is a Transfer-Encoding header; its
-    # reader passes a body that is not chunked through, as warchive's does
-    return http is not None and any("chunked" in v.lower() for v in http.get_all("Transfer-Encoding"))
 
 
 # --------------------------------------------------------------------------- the loader
@@ -707,17 +659,8 @@ class CaptureLoader:
         records += [s.info("segment") for s in segments]
         raw: Any = payload.rec.payload
         if segments:
-            raw = _Chain(raw, [functools.partial(_payload_of, s) for s in segments])
-        phttp = payload.rec.http
-        chunked = dechunk and _is_chunked(phttp)
-        enc = phttp.get("Content-Encoding") if (decompress and phttp is not None) else None
-        if enc and _content._decoder(enc) is None:
-            enc = None
-        if chunked or enc:
-            blocks = _content._chunked_blocks(raw) if chunked else _content._raw_blocks(raw)
-            stream: BinaryIO = io.BufferedReader(_ReadInto(_content._Decoded(blocks, enc)))
-        else:
-            stream = io.BufferedReader(raw)
+            raw = Chain(raw, [functools.partial(_payload_of, s) for s in segments])
+        body = payload_stream(raw, payload.rec.http, dechunk=dechunk, decompress=decompress)
         warc_headers = (head or payload).rec.headers
         keep = list(opened)
 
@@ -725,8 +668,8 @@ class CaptureLoader:
             for o in keep:
                 o.close()
 
-        return LoadedCapture(dict(f), headers, warc_headers, stream, records, res.how, synthetic, chunked, bool(enc),
-                             [closer])
+        return LoadedCapture(dict(f), headers, warc_headers, body.stream, records, res.how, synthetic,
+                             body.transfer_decoded, body.content_decoded, [closer])
 
 
 def _digest_filter(d: Digest) -> str:
