@@ -395,5 +395,6 @@ def load_closest(url: str, timestamp: str, index: IndexArg, *, archive_paths: Op
 
 
 __all__ = ["ArchiveFileNotFound", "CaptureLine", "CaptureLineError", "CaptureLoader", "IndexArg", "LoadedCapture",
-           "OriginalNotFound", "RecordInfo", "SegmentNotFound", "SelfRedirect", "UnsafeFilename", "capture_fields",
+           "OriginalNotFound", "RecordInfo", "SegmentNotFound", "SelfRedirect", "SelfRedirects", "UnsafeFilename",
+           "capture_fields",
            "check_filename", "check_self_redirect", "load_capture", "load_closest"]
