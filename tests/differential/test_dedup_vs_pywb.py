@@ -202,7 +202,7 @@ ORIGINALS = [
 
 
 def test_warchive_replays_the_revisits(crawls):
-    from warchive.index.revisits import CaptureLoader
+    from warchive.replay.load import CaptureLoader
 
     with CaptureLoader(str(crawls["coll"])) as loader:
         for url, ts, body, ctype in REVISITS + ORIGINALS:
@@ -257,7 +257,7 @@ def test_pywb_replays_the_revisits(crawls):
 
 def test_pywb_loader_and_warchive_agree_on_every_line(crawls):
     """pywb's loader on each index line (304 revisit included) against load_capture."""
-    from warchive.index.revisits import CaptureLoader
+    from warchive.replay.load import CaptureLoader
 
     lines = [ln for ln in (crawls["coll"] / "indexes" / "index.cdxj").read_text().splitlines() if ln]
     answers = _pywb(crawls, [{"cdx": ln} for ln in lines])

@@ -1,4 +1,4 @@
-"""Loading captures (warchive.index.revisits) against pywb 2.10's own loader.
+"""Loading captures (warchive.replay.load) against pywb 2.10's own loader.
 
 pywb serves as the oracle in three modes (tests/pywb_oracle.py, ``pywb_load``):
 
@@ -16,7 +16,7 @@ pywb serves as the oracle in three modes (tests/pywb_oracle.py, ``pywb_load``):
 Where warchive deliberately resolves what pywb cannot (docs/api.md, "Loading
 captures", "Where warchive differs from pywb"), ``DEVIATIONS`` names the capture and
 the reason; those are checked against hand-written expectations in
-tests/unit/test_revisits.py and here only for pywb still behaving as documented.
+tests/unit/test_load.py and here only for pywb still behaving as documented.
 
 The fixtures: warcgen's ``revisits`` set, cdx_queries' ``timeline``, the Wget pair of
 tests/data/wget, and ``write_load_cases`` below (the special cases: chunked and gzip
@@ -184,7 +184,7 @@ def make_collection(root: Path, name: str, warcs, index_inputs=None, *, cdx11: b
                     rix_inputs=None) -> Path:
     """ROOT/NAME/{archive,indexes}: the WARCs linked into archive/, indexes/index.cdxj (or .cdx)
     of ``index_inputs`` (default: all of them), and indexes/records.rix of ``rix_inputs``."""
-    from warchive.index.revisits import write_record_index
+    from warchive.index.rix import write_record_index
 
     coll = root / name
     (coll / "archive").mkdir(parents=True)
@@ -279,7 +279,7 @@ def _http_of(b64: Optional[str]):
 def test_every_line_like_pywb_loader(colls, name):
     """cdx mode: every index line, loaded by pywb's loader and by load_capture."""
     from warchive.errors import ArchiveError
-    from warchive.index.revisits import CaptureLoader, capture_fields
+    from warchive.replay.load import CaptureLoader, capture_fields
 
     coll = colls[name]
     lines = index_lines(coll)
@@ -339,7 +339,7 @@ def test_closest_like_pywb_resource_mode(colls, name):
     """resource mode: the capture pywb's replay would serve (falling back past failures and
     self-redirects) is the one load_closest serves."""
     from warchive.errors import CaptureNotFound
-    from warchive.index.revisits import CaptureLoader
+    from warchive.replay.load import CaptureLoader
     from warcio.recordloader import ArcWarcRecordLoader
 
     coll = colls[name]
@@ -414,7 +414,7 @@ REPLAY_CASES = [
 def test_replay_identity_like_pywb(colls):
     """replay mode (id_): de-chunked (and, without Accept-Encoding, decoded) bodies and the
     archived headers, as a browser gets them from pywb."""
-    from warchive.index.revisits import CaptureLoader
+    from warchive.replay.load import CaptureLoader
 
     coll = colls["gen"]
     answers = _pywb(coll, [{"replay": f"{ts}id_/{url}", "accept_encoding": ae} for url, ts, ae in REPLAY_CASES])

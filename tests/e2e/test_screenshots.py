@@ -20,7 +20,7 @@ from warchive.capture import browser as B
 from warchive.collection import add_warcs
 from warchive.index.cdx import written_record_line
 from warchive.index.query import Index
-from warchive.index.revisits import load_capture
+from warchive.replay.load import load_capture
 from warchive.warc.writer import WarcWriter
 
 

@@ -27,7 +27,7 @@ from warchive.capture.crawl_log import read_log
 from warchive.capture.crawler import CrawlConfig, Crawler
 from warchive.capture.session_db import read_session
 from warchive.index.query import Index
-from warchive.index.revisits import load_capture
+from warchive.replay.load import load_capture
 from warchive.index.segment import Segment
 
 MIN_DELAY = 0.15       # the crawl's min delay (delay factor 0: every host waits exactly this)

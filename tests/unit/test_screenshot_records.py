@@ -17,7 +17,7 @@ from warchive.collection import add_warcs
 from warchive.errors import ArchiveError
 from warchive.index.cdx import written_record_line
 from warchive.index.query import Index
-from warchive.index.revisits import load_capture
+from warchive.replay.load import load_capture
 from warchive.surt import surt
 from warchive.warc.reader import ArchiveIterator
 from warchive.warc.writer import WarcWriter

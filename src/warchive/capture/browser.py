@@ -660,7 +660,7 @@ def load_screenshot(capture: Mapping[str, Any], index: Any = None,
                     archive_paths: Optional[Sequence[str]] = None) -> Tuple[bytes, Dict[str, Any]]:
     """The PNG bytes and the metadata (WARC-JSON-Metadata, {} when absent) of a screenshot capture
     that ``find_screenshots`` returned."""
-    from ..index.revisits import load_capture
+    from ..replay.load import load_capture
 
     with load_capture(dict(capture), index=index, archive_paths=archive_paths) as cap:
         data = cap.read()

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sys
 from argparse import ArgumentParser, Namespace
-from typing import List, Tuple
+from typing import BinaryIO, Callable, List, Tuple
 from urllib.parse import urlencode
 
 from ..index.query import Index
-from ..index.revisits import CaptureLoader
+from ..replay.load import CaptureLoader
 from .commands import UsageError
 
 # The CDX API's parameters (docs/cdx-api.md R4 and W1): name, metavar, help. `filter` and
@@ -156,7 +156,7 @@ def load(args: Namespace) -> int:
     return 0
 
 
-def _copy(stream, write) -> None:   # type: ignore[no-untyped-def]
+def _copy(stream: BinaryIO, write: Callable[[bytes], object]) -> None:
     while True:
         b = stream.read(1 << 20)
         if not b:

@@ -32,7 +32,7 @@ def _option_names(f: "dataclasses.Field[Any]") -> List[str]:
 def _default(f: "dataclasses.Field[Any]") -> Any:
     if f.metadata.get("cli_default") is not dataclasses.MISSING:
         return f.metadata["cli_default"]
-    if f.default_factory is not dataclasses.MISSING:
+    if callable(f.default_factory):
         return f.default_factory()
     return f.default
 

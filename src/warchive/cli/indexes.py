@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from argparse import ArgumentParser, Namespace
 
-from ..index.revisits import write_record_index
+from ..index.rix import write_record_index
 from ..index.segment import build_segment
 from ..index.sort import merge_files, sort_files
 from ..index.zipnum import write_zipnum

@@ -5,13 +5,20 @@ deflate or (when the brotli module is installed) br ``Content-Encoding``, with
 warcio's forgiving rules: a body that claims to be chunked but is not is
 passed through from the first bad chunk-size line on, and a body that claims
 an encoding but does not decode on its first block is passed through as is.
+``decoded_stream(raw, chunked=..., encoding=...)`` does the same for a stream
+when the caller decides what to undo (the capture loader follows pywb's rules).
 """
 
 from __future__ import annotations
 
 import io
 import zlib
-from typing import Any, BinaryIO, Callable, Optional
+from typing import Any, BinaryIO, Callable, Iterator, Optional
+
+try:
+    import brotli  # type: ignore[import-untyped, unused-ignore]
+except ImportError:   # not a dependency of warchive: without it "br" bodies are passed through
+    brotli = None
 
 
 def _decoder(encoding: Optional[str]) -> Optional[Callable[[], object]]:
@@ -22,13 +29,14 @@ def _decoder(encoding: Optional[str]) -> Optional[Callable[[], object]]:
         return lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)
     if encoding == "deflate":
         return lambda: zlib.decompressobj()
-    if encoding == "br":
-        try:
-            import brotli  # type: ignore
-        except ImportError:
-            return None
+    if encoding == "br" and brotli is not None:
         return lambda: brotli.Decompressor()
     return None
+
+
+def decodes(encoding: Optional[str]) -> bool:
+    """Is ``encoding`` a Content-Encoding this module undoes (gzip, deflate; br with brotli)?"""
+    return _decoder(encoding) is not None
 
 
 class _Decoded(io.RawIOBase):
@@ -83,6 +91,12 @@ class _Decoded(io.RawIOBase):
             out, self._buf = self._buf[:n], self._buf[n:]
         return out
 
+    def readinto(self, b: Any) -> int:
+        data = self.read(len(b))
+        n = len(data)
+        b[:n] = data
+        return n
+
 
 def _raw_blocks(stream: BinaryIO, size: int = 16384):
     while True:
@@ -127,6 +141,13 @@ def _chunked_blocks(stream: BinaryIO):
             yield from _raw_blocks(reader)
             return
         yield data
+
+
+def decoded_stream(raw: BinaryIO, *, chunked: bool, encoding: Optional[str]) -> io.RawIOBase:
+    """``raw`` de-chunked when ``chunked``, and decoded when ``encoding`` is one that ``decodes``
+    (another is left alone), by the forgiving rules above; wrap it in io.BufferedReader."""
+    blocks: Iterator[bytes] = _chunked_blocks(raw) if chunked else _raw_blocks(raw)
+    return _Decoded(blocks, encoding if decodes(encoding) else None)
 
 
 def decode_body(body: bytes, transfer_encoding: Optional[str] = None,

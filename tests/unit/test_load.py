@@ -1,9 +1,10 @@
-"""Loading captures and resolving revisits at load time (warchive.index.revisits), every case
+"""Loading captures and resolving revisits at load time (warchive.replay.load), every case
 with its expected answer written out here: same-URL, URL-agnostic, empty revisits, Wget's
 WARC-Refers-To-only revisits (the committed Wget pair), a missing original and the
 next-closest fallback, 3xx revisits, the empty-payload digest, a blank filename, a record
-segmented over two WARC files, record indexes, and the refusals (unsafe filenames, bad
-lines). tests/differential/test_load_vs_pywb.py compares the same collections with pywb.
+segmented over two WARC files, loads through record indexes, and the refusals (unsafe
+filenames, bad lines). tests/unit/test_rix.py tests the record index itself;
+tests/differential/test_load_vs_pywb.py compares the same collections with pywb.
 """
 
 from __future__ import annotations
@@ -27,15 +28,16 @@ import warcgen  # noqa: E402
 from test_load_vs_pywb import (BIG_BODY, CHAIN_BODY, CHUNKED_RAW, GZ_BODY, NET, SHARED_BODY,  # noqa: E402
                                build_collections, index_lines, make_collection, write_load_cases)
 
-from warchive.errors import ArchiveError, CaptureNotFound, CorruptRecordError, IndexFormatError  # noqa: E402
+from warchive.errors import ArchiveError, CaptureNotFound, CorruptRecordError  # noqa: E402
 from warchive.index.query import Index  # noqa: E402
-from warchive.index.revisits import (EMPTY_PAYLOAD_SHA1, ArchiveFileNotFound, CaptureLineError,  # noqa: E402
-                                     CaptureLoader, OriginalNotFound, RecordIndex, SegmentNotFound, SelfRedirect,
-                                     UnsafeFilename, check_filename, is_empty_digest, load_capture, load_closest,
-                                     normalize_digest, write_record_index)
+from warchive.replay.load import (ArchiveFileNotFound, CaptureLineError, CaptureLoader,  # noqa: E402
+                                  OriginalNotFound, SegmentNotFound, SelfRedirect, UnsafeFilename, check_filename,
+                                  load_capture, load_closest)
+from warchive.warc.digest import Digest, is_empty_digest  # noqa: E402
 import warchive.warc  # noqa: E402
 
 HTML = warcgen.HTML
+EMPTY_PAYLOAD_SHA1 = "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"   # base32 SHA-1 of no bytes (pywb's EMPTY_DIGEST)
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +136,28 @@ def test_refers_to_only_resolves_by_same_url_digest_join(colls):
     with load(colls["gen"], "rv/wget") as cap:
         assert cap.resolved_by == "same-URL digest join"
         assert cap.read() == HTML
+
+
+def test_originals_found_whatever_the_index_spells_their_digest(colls, tmp_path):
+    """An index that spells digests in hex (as some tools write them) serves the same originals:
+    the lookup filters on every spelling of the revisit's digest and compares Digest values."""
+    src = colls["gen"]
+    coll = tmp_path / "hex"
+    (coll / "indexes").mkdir(parents=True)
+    os.symlink(src / "archive", coll / "archive")
+    lines = []
+    for ln in index_lines(src):
+        key, ts, data = ln.split(" ", 2)
+        f = json.loads(data)
+        d = Digest.find(f.get("digest"))
+        if d is not None:
+            f["digest"] = d.algorithm + ":" + d.hex
+        lines.append(f"{key} {ts} {json.dumps(f)}")
+    (coll / "indexes" / "index.cdxj").write_text("".join(ln + "\n" for ln in sorted(lines)))
+    for name, how in (("rv/wget", "same-URL digest join"), ("tl/root-rv", None)):
+        with load(src, name) as want, load_capture(line_of(src, name), index=str(coll)) as got:
+            assert got.read() == want.read() and payload_id(got) == payload_id(want)
+            assert got.resolved_by == want.resolved_by == (how or want.resolved_by)
 
 
 def test_refers_to_without_digest_needs_the_record_index(colls):
@@ -388,48 +412,6 @@ def test_wget_revisit_without_its_first_crawl(colls):
     assert "could be loaded" in str(ei2.value)
 
 
-# --------------------------------------------------------------------------- record indexes
-
-def test_record_index_against_wgets_own_cdx(tmp_path):
-    first = TESTS / "data" / "wget" / "docs-python-3.11.warc.gz"
-    out = tmp_path / "first.rix"
-    stats = write_record_index([first], out)
-    data = out.read_bytes().splitlines()
-    assert data[0] == b" warchive-record-index 1" and data[1:] == sorted(data[1:])
-    assert stats.files == 1
-    rix = RecordIndex(out)
-    # Wget's --warc-cdx: ` CDX a b a m s k r M V g u` (V offset, g filename, u record id)
-    wget_cdx = (TESTS / "data" / "wget" / "docs-python-3.11.cdx").read_text().splitlines()[1:]
-    assert len(wget_cdx) == 557
-    for ln in wget_cdx:
-        f = ln.split(" ")
-        (e,) = rix.by_id(f[10])
-        assert (e.filename, e.offset, e.type) == (f[9], int(f[8]), "response")
-        assert e.digest == "sha1:" + f[5] and e.url == f[0]
-        assert any(d.record_id == e.record_id for d in rix.by_digest(f[5]))   # unlabelled digests too
-    rix.close()
-
-
-def test_record_index_refuses_other_files(tmp_path):
-    p = tmp_path / "x.rix"
-    p.write_text("com,example)/ 2020 {}\n")
-    with pytest.raises(IndexFormatError):
-        RecordIndex(p)
-
-
-def test_record_index_segments_and_write_callable(tmp_path):
-    warcs = tmp_path / "w"
-    warcs.mkdir()
-    paths = write_load_cases(warcs)
-    chunks = []
-    write_record_index([warcs], chunks.append)
-    text = b"".join(chunks).decode()
-    assert text.startswith(" warchive-record-index 1\n")
-    sg = [ln for ln in text.splitlines() if ln.startswith("sg:")]
-    assert len(sg) == 1 and sg[0].split(" ")[1:3] == ["2", "loadcases-seg-2.warc.gz"]
-    assert len(paths) == 3
-
-
 # --------------------------------------------------------------------------- refusals
 
 @pytest.mark.parametrize("name", ["../timeline.warc.gz", "a/../../x.warc.gz", "/etc/passwd", "\\\\host\\x",
@@ -471,11 +453,16 @@ def test_bad_lines_and_offsets(colls):
         load_capture(dict(f, offset=str(os.path.getsize(coll / "archive" / f["filename"]))), index=str(coll))
 
 
-def test_normalize_digest():
-    assert normalize_digest("BSM63ZMQ") == "sha1:BSM63ZMQ"
-    assert normalize_digest("SHA1:bsm63zmq") == "sha1:BSM63ZMQ"
-    assert normalize_digest("sha256:ab") == "sha256:AB"
-    assert normalize_digest("-") is None and normalize_digest(None) is None and normalize_digest("") is None
+def test_digests_compare_as_the_loader_compares_them():
+    """Revisit and original digests are compared as warchive.warc.digest.Digest values (this was
+    the loader's own normalize_digest): a bare value is SHA-1, label and value in any case."""
+    value = "BSM63ZMQ6GJNINDTSJ5NV4WMEWACK3LQ"
+    assert Digest.parse(value).label == "sha1:" + value
+    assert Digest.parse("SHA1:" + value.lower()) == Digest.parse("sha1:" + value)
+    assert Digest.parse("SHA1:" + value.lower()).label == "sha1:" + value
+    hex256 = hashlib.sha256(b"ab").hexdigest()
+    assert Digest.parse("sha256:" + hex256) == Digest.parse("SHA256:" + hex256.upper())
+    assert Digest.find("-") is None and Digest.find(None) is None and Digest.find("") is None
     assert is_empty_digest("sha256:" + base64.b32encode(hashlib.sha256(b"").digest()).decode())
     assert is_empty_digest("sha1:" + hashlib.sha1(b"").hexdigest())
     assert not is_empty_digest("sha1:BSM63ZMQ6GJNINDTSJ5NV4WMEWACK3LQ")
