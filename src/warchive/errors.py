@@ -9,12 +9,9 @@ must not import anything from the rest of the package.
 from __future__ import annotations
 
 import os
-TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
-if TYPE_CHECKING:
-    from typing import Optional, Union
+from typing import Optional, Union
 
-    PathLike = Union[str, "os.PathLike[str]", None]
-
+PathLike = Union[str, "os.PathLike[str]", None]
 
 
 class ArchiveError(Exception):

@@ -10,9 +10,7 @@ anything itself.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
-if TYPE_CHECKING:
-    from typing import AnyStr
+from typing import AnyStr
 
 from warchive._ext.surt import surt, surt_many, surt_or_url
 from warchive.errors import UrlError

@@ -9,11 +9,10 @@ date (``2014`` -> end of 2014). Invalid input raises ValueError.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from datetime import datetime
-
+import calendar
 import re
+from datetime import datetime
+from typing import List
 
 _NON_DIGIT = re.compile(r"[^\d]")
 
@@ -32,10 +31,8 @@ def iso_date_to_timestamp(date: str) -> str:
     ints = [int(n) for n in nums]
     if not 3 <= len(ints) <= 7:  # datetime() takes year, month, day and up to four more
         raise ValueError(f"not a WARC date: {date!r}")
-    if len(ints) >= 6 and _valid_ymdhms(ints):  # the usual case, without importing datetime
+    if len(ints) >= 6 and _valid_ymdhms(ints):  # the usual case, without building a datetime
         return "%04d%02d%02d%02d%02d%02d" % tuple(ints[:6])
-    from datetime import datetime
-
     dt = datetime(*ints)  # type: ignore[arg-type]
     return dt.strftime("%Y%m%d%H%M%S")
 
@@ -43,7 +40,7 @@ def iso_date_to_timestamp(date: str) -> str:
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
-def _valid_ymdhms(v: list) -> bool:
+def _valid_ymdhms(v: List[int]) -> bool:
     """The numbers make a datetime whose strftime("%Y...") is plain zero-padded digits
     (a 4-digit year; a 7th number, microseconds, below 10**6)."""
     y, mo, d, h, mi, s = v[:6]
@@ -60,11 +57,8 @@ def pad_timestamp(ts: str, pad: str = PAD_6_UP) -> str:
     return ts + pad[len(ts) :] if len(ts) < len(pad) else ts
 
 
-def timestamp_to_datetime(ts: str) -> "datetime":
+def timestamp_to_datetime(ts: str) -> datetime:
     """A (partial, even malformed) timestamp -> the latest valid datetime it can mean."""
-    import calendar
-    from datetime import datetime
-
     ts = pad_timestamp(ts, PAD_6_UP)
 
     def field(start: int, stop: int, lo: int, hi: int) -> int:

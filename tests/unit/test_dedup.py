@@ -31,7 +31,6 @@ from warchive.capture.dedup import (DEFAULT_MIN_SIZE, Deduplicator, PreviousCapt
 from warchive.capture.digest_index import DigestError, DigestIndex, Original, date_micros, digest_key
 from warchive.errors import ArchiveError, IndexFormatError
 
-FIXTURES = Path("/work/shared/fixtures")
 WGET = Path(__file__).resolve().parents[1] / "data" / "wget"
 
 
@@ -515,9 +514,7 @@ def test_seed_from_cdxj_of_warcio_warc(tmp_path):
 
 
 def test_seed_from_wget_cdx_keeps_record_ids(tmp_path):
-    cdx = FIXTURES / "docs-python-3.11.cdx"
-    if not cdx.exists():
-        pytest.skip("shared fixtures absent")
+    cdx = WGET / "docs-python-3.11.cdx"
     want = {}
     for line in cdx.read_text().splitlines()[1:]:          # " CDX a b a m s k r M V g u"
         a, b, _a, m, s, k, *_rest, u = line.split(" ")
@@ -533,7 +530,7 @@ def test_seed_from_the_wget_pair_gives_the_same_originals(tmp_path):
     recrawl = WGET / "docs-python-3.11-recrawl.warc.gz"
     with DigestIndex(tmp_path / "a") as a, DigestIndex(tmp_path / "b") as b:
         seed(a, [first, recrawl])                          # the recrawl's revisits add nothing
-        seed(b, [FIXTURES / "docs-python-3.11.cdx"] if FIXTURES.exists() else [first])
+        seed(b, [WGET / "docs-python-3.11.cdx"])
         assert {k: v[0] for k, v in _index_contents(a).items()} == {k: v[0] for k, v in _index_contents(b).items()}
         assert len(a) > 500
 

@@ -2,26 +2,26 @@
 
 Files are taken in the order given, directories walked as cdxj-indexer walks
 them. With ``jobs > 1`` files — and large gzip files, cut at member
-boundaries found through Wget's `sl` lengths — are indexed in worker
-processes and their lines concatenated in input order, so the output equals
-the one-process output byte for byte. The output file is written under a
+boundaries found through Wget's `sl` lengths — are indexed by worker
+threads (the kernel runs without the GIL) and their lines concatenated in
+input order, so the output equals the one-thread output byte for byte. The output file is written under a
 temporary name and renamed into place only when everything succeeded.
 """
 
 from __future__ import annotations
 
-import _thread
 import os
 import sys
-TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
-if TYPE_CHECKING:
-    from typing import BinaryIO, Callable, List, Optional, Sequence, Tuple
-    Write = Callable[[bytes], object]
+import threading
+from typing import BinaryIO, Callable, List, Optional, Sequence
 
-from ..errors import ArchiveError
 from .._ext.gzip_members import FORMAT_GZIP, Reader
 from ..durable import temp_file
+from ..errors import ArchiveError
 from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, iter_inputs
+from .sort import LineSorter
+
+Write = Callable[[bytes], object]
 
 MIN_PIECE = 1 << 20   # smallest range of a split file (at the end of the run, so that the workers finish together)
 FIND_WINDOW = 1 << 16
@@ -112,7 +112,7 @@ class _Part:
         self.error: Optional[BaseException] = None
         self.messages: List[str] = []
         self.begin: Optional[int] = None   # offset of its first record (None: found none)
-        self.lock = _thread.allocate_lock()
+        self.lock = threading.Lock()
         self.sink: Optional[Write] = None
         self.report_to: Optional[Callable[[str], object]] = None
 
@@ -238,24 +238,6 @@ class _Chain:
         return task.stop if task.stop is not None else os.path.getsize(task.path)
 
 
-class _Signal:
-    """A one-shot event for one waiter, on _thread's lock (threading costs 1 ms to import)."""
-
-    __slots__ = ("_lock",)
-
-    def __init__(self) -> None:
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()
-
-    def set(self) -> None:
-        if self._lock.locked():
-            self._lock.release()
-
-    def wait(self) -> None:
-        self._lock.acquire()
-        self._lock.release()
-
-
 def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, total: FileStats) -> None:
     """Run the tasks on `jobs` threads and write their outputs in task order.
 
@@ -263,35 +245,29 @@ def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, t
     records left to the Python reference hold it. The first error in task order is
     raised after everything before it has been written; later tasks are abandoned."""
     parts: List[Optional[_Part]] = [_Part() for _ in tasks]
-    located = [_Signal() for _ in tasks]
-    done = [_Signal() for _ in tasks]
-    lock = _thread.allocate_lock()
-    order = _dispatch_order(tasks)
-    next_task = [0]
-    stop = [False]
+    located = [threading.Event() for _ in tasks]
+    done = [threading.Event() for _ in tasks]
+    lock = threading.Lock()
+    pending = iter(_dispatch_order(tasks))   # taken under `lock`
+    stop = threading.Event()
 
-    def worker(finished: _Signal) -> None:
-        try:
-            while not stop[0]:
-                with lock:
-                    n = next_task[0]
-                    next_task[0] += 1
-                if n >= len(order):
-                    return
-                i = order[n]
-                _run_part(tasks[i], opts, parts[i], located[i].set)   # parts[i] is not None until done[i]
-                done[i].set()
-        finally:
-            finished.set()
+    def worker() -> None:
+        while not stop.is_set():
+            with lock:
+                i = next(pending, None)
+            if i is None:
+                return
+            _run_part(tasks[i], opts, parts[i], located[i].set)   # parts[i] is not None until done[i]
+            done[i].set()
 
     # A thread that wants the GIL waits up to the switch interval (5 ms) for one running Python
     # (the reference indexing a record, the writer thread) to let go of it: a worker coming back
     # from the kernel with lines stalled that long, several times a run. 0.2 ms bounds that wait.
     switch = sys.getswitchinterval()
     sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
-    finished = [_Signal() for _ in range(jobs)]
-    for f in finished:
-        _thread.start_new_thread(worker, (f,))
+    workers = [threading.Thread(target=worker, name=f"warchive-index-{k}", daemon=True) for k in range(jobs)]
+    for t in workers:
+        t.start()
     chain = _Chain(opts)
     try:
         for i, task in enumerate(tasks):
@@ -313,9 +289,9 @@ def _run_threads(tasks: List[Task], opts: IndexOptions, jobs: int, out: Write, t
             if part.error is not None:
                 raise part.error
     finally:
-        stop[0] = True
-        for f in finished:
-            f.wait()
+        stop.set()
+        for t in workers:
+            t.join()
         sys.setswitchinterval(switch)
 
 
@@ -386,11 +362,7 @@ def index_paths(inputs: Sequence[str], write: Write, opts: IndexOptions, jobs: i
         if not os.path.exists(p):
             raise FileNotFoundError(2, "no such file or directory", p)
     tasks = plan(inputs, opts, jobs)
-    sorter = None
-    if sort:
-        from .sort import LineSorter   # (and its kernel) only when sorting
-
-        sorter = LineSorter()
+    sorter = LineSorter() if sort else None
     out = sorter.add if sorter else write
     total = FileStats()
     if jobs <= 1 or len(tasks) <= 1:

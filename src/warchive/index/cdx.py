@@ -16,29 +16,33 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
+import re
 import sys
-TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
-if TYPE_CHECKING:
-    from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, Sequence, Tuple, Union
-    Write = Callable[[bytes], object]
+import tempfile
+from json.encoder import encode_basestring_ascii as _json_str
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
-from ..errors import ArchiveError, RecordFormatError
 from .._ext import cdx_lines
 from .._ext.gzip_members import FORMAT_GZIP, Reader
+from ..errors import ArchiveError, RecordFormatError
+from ..surt import surt_or_url
+from ..timestamps import iso_date_to_timestamp
+from ..warc.content import content_stream
 from ..warc.digest import label
+from ..warc.headers import Headers
+from ..warc.reader import ArchiveIterator, Record
+from ..warc.reader import open as open_archive
+from . import postbody
 
-if TYPE_CHECKING:
-    from ..warc.headers import Headers
-    from ..warc.reader import Record
-# The Python reader (warchive.warc), warchive.surt and warchive.timestamps are imported where
-# a record is left to the reference: files the kernel indexes whole never load them.
+Write = Callable[[bytes], object]
 
 DEFAULT_RECORDS = ("response", "revisit", "resource", "metadata")
 FLUSH_AT = 1 << 18   # bytes of lines per kernel call (each call takes the GIL back: -j N workers wait for it)
 CDX11_HEADER = b" CDX N b a m s k r M S V g\n"
 ARCHIVE_EXTENSIONS = (".arc", ".arc.gz", ".warc", ".warc.gz", ".warc.zst")
-_RE_SPACE = None   # re.compile(r"[;\s]"), made when a record is left to the reference (re costs 3 ms to import)
+_RE_SPACE = re.compile(r"[;\s]")
 
 
 
@@ -179,17 +183,10 @@ def record_fields(rec: Record, filename: str) -> dict:
 
 def _mime_split(mime: str) -> str:
     """The MIME type before the first ';' or white space, as cdxj-indexer cuts it."""
-    global _RE_SPACE
-    if _RE_SPACE is None:
-        import re
-
-        _RE_SPACE = re.compile(r"[;\s]")
     return _RE_SPACE.split(mime, 1)[0].strip()
 
 
 def record_timestamp(rec: Record) -> str:
-    from ..timestamps import iso_date_to_timestamp
-
     date = rec.headers.get("WARC-Date")
     where = rec._it.path if rec._it else None
     if date is None:
@@ -217,8 +214,6 @@ def format_line(urlkey: str, ts: str, index: dict, cdx11: bool) -> bytes:
 
 def record_line(rec: Record, filename: str, cdx11: bool) -> bytes:
     """The line of one record (the caller decided it is indexed)."""
-    from ..surt import surt_or_url
-
     index = record_fields(rec, filename)
     ts = record_timestamp(rec)
     return format_line(surt_or_url(warcio_target_uri(rec)), ts, index, cdx11)
@@ -226,24 +221,10 @@ def record_line(rec: Record, filename: str, cdx11: bool) -> bytes:
 
 # --------------------------------------------------------------------------- one file
 
-def _json_str_slow(s: str) -> str:
-    import json
-
-    return json.dumps(s)
-
-
-try:  # json.dumps's own C encoder for strings, without importing json (2 ms of start-up)
-    from _json import encode_basestring_ascii as _json_str
-except ImportError:  # pragma: no cover - a Python without the accelerator
-    _json_str = _json_str_slow
-
-
 def json_dumps(index: dict) -> str:
-    """json.dumps(index) (default separators, ASCII), without importing json (2 ms of start-up)
-    when keys and values are all strings, as they are in index lines."""
+    """json.dumps(index) (default separators, ASCII), through its string encoder alone when keys
+    and values are all strings, as they are in index lines."""
     if not all(type(k) is str and type(v) is str for k, v in index.items()):
-        import json
-
         return json.dumps(index)
     return "{" + ", ".join(_json_str(k) + ": " + _json_str(v) for k, v in index.items()) + "}"
 
@@ -285,8 +266,6 @@ class _Reference:
         self.path = path
         self.filename = filename
         self.opts = opts
-        from ..warc.reader import ArchiveIterator
-
         self.it = ArchiveIterator(path, verify=opts.verify)
 
     def index_at(self, off: int) -> Tuple[bytes, int]:
@@ -366,8 +345,6 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
 
 def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, stats: FileStats) -> None:
     """Whole file through the reference (zst, -p, streams)."""
-    from ..warc.reader import open as open_archive
-
     with open_archive(path, verify=opts.verify) as it:
         source: Iterable = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
         while True:
@@ -431,10 +408,6 @@ def _pending(rec: Record, filename: str, opts: IndexOptions) -> _Pending:
     p.urlkey = None
     p.want = wanted(rec, opts.records)
     if rec.type == "request" and rec.http is not None and rec.http.protocol.upper() in ("POST", "PUT"):
-        import tempfile
-
-        from ..warc.content import content_stream
-
         spool: Any = tempfile.SpooledTemporaryFile(64 * 1024)
         stream = content_stream(rec)
         while True:
@@ -464,9 +437,6 @@ def _join(a: _Pending, b: _Pending) -> None:
     body = req.body
     if body is not None:
         body.seek(0)
-    from ..surt import surt_or_url
-    from . import postbody
-
     query, suffix = postbody.method_query(method, req.http.get("Content-Type"), req.http.get("Content-Length"),
                                           body if body is not None else _EMPTY(), url)  # type: ignore[arg-type]
     key = surt_or_url(url + suffix)
@@ -485,8 +455,6 @@ class _EMPTY(io.RawIOBase):
 def _emit(p: _Pending, opts: IndexOptions) -> bytes:
     if not p.want:
         return b""
-    from ..surt import surt_or_url
-
     index = dict(p.index)
     index.update(p.extra)
     key = p.urlkey if p.urlkey is not None else surt_or_url(p.uri)

@@ -25,23 +25,24 @@ This module decides run sizes and temporary files; it must not parse lines.
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
+import queue
 import sys
-from io import FileIO as io_FileIO
-TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
-if TYPE_CHECKING:
-    from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union, cast
-    PathLike = Union[str, "os.PathLike[str]"]
-    Write = Callable[[bytes], object]
-else:
-    def cast(_type: object, value: object) -> object:
-        return value
+import tempfile
+import threading
+from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union, cast
+
+import zstandard
+from isal import igzip_threaded
 
 from .._ext import line_sort as _k
 from ..durable import AtomicOutput
 from ..errors import IndexFormatError
 
+PathLike = Union[str, "os.PathLike[str]"]
+Write = Callable[[bytes], object]
 
 DEFAULT_MEM_LIMIT = 32 << 20     # LineSorter (index --sort)
 SORT_MEM_LIMIT = 256 << 20       # sort_files / merge_files
@@ -87,24 +88,18 @@ def open_input(path: PathLike) -> BinaryIO:
             magic = raw.read(4)
             raw.seek(0)
         else:
-            import io
-
             buffered = io.BufferedReader(cast(io.RawIOBase, raw), 1 << 20)
             magic = buffered.peek(4)[:4]
             raw = cast("BinaryIO", buffered)
         if magic[:2] == b"\x1f\x8b":
             # inflated in a thread of its own (ISA-L releases the GIL): it overlaps the sort
-            from isal import igzip_threaded
-
-            if raw is sys.stdin.buffer or not isinstance(raw, io_FileIO):
+            if raw is sys.stdin.buffer or not isinstance(raw, io.FileIO):
                 return cast("BinaryIO", _Decompressed(igzip_threaded.open(raw, "rb", threads=1), path, "gzip"))
             raw.close()
             return cast("BinaryIO", _Decompressed(igzip_threaded.open(os.fspath(path), "rb", threads=1), path,
                                                 "gzip"))
         if magic == b"\x28\xb5\x2f\xfd" or (len(magic) == 4 and magic[0] & 0xF0 == 0x50
                                              and magic[1:] == b"\x2a\x4d\x18"):
-            import zstandard
-
             return cast("BinaryIO", _Decompressed(zstandard.ZstdDecompressor().stream_reader(
                 raw, read_across_frames=True, closefd=True), path, "zstd"))
         return raw
@@ -163,8 +158,6 @@ class _Behind:
     DEPTH = 4
 
     def __init__(self, write: Write) -> None:
-        import queue
-        import threading
 
         self._write = write
         self._q: "queue.Queue[Optional[bytes]]" = queue.Queue(self.DEPTH)
@@ -258,8 +251,6 @@ class _Runs:
         self.levels: List[List[int]] = []
 
     def new(self) -> int:
-        import tempfile
-
         fd, path = tempfile.mkstemp(prefix="warchive-sort-", suffix=".run", dir=self.tmpdir)
         os.unlink(path)
         return fd

@@ -1,6 +1,6 @@
 """Copy a few HTML pages out of the corpus WARCs into tests/data/html/ (gzip, mtime 0).
 
-    python tests/data/html/make_samples.py /work/corpus
+    python tests/data/html/make_samples.py CORPUS_DIR      # the corpus of bench/README.md
 
 Each sample is the de-chunked, decoded payload of the first response record whose target URI is
 the listed URL; SAMPLES.tsv (name, URL, source WARC, payload SHA-1) records where each came from.
@@ -41,4 +41,6 @@ def main(corpus: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "/work/corpus")
+    if len(sys.argv) != 2:
+        sys.exit("usage: python tests/data/html/make_samples.py CORPUS_DIR")
+    main(sys.argv[1])
