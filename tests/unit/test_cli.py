@@ -1,9 +1,11 @@
 """The `warchive` command as one thing: one registry, usage errors exit 2, every option declared
 with help, `cdx` refusing what it does not know, `serve` saying where it listens."""
 
+import queue
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -93,9 +95,11 @@ def test_serve_says_where_it_listens_and_logs_requests(tmp_path):
     root = tmp_path / "colls"
     assert _cli("add", root / "web", FIRST_CRAWL).returncode == 0
     proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", "0",
-                             "--access-log"], stderr=subprocess.PIPE, text=True)
+                             "--access-log"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()
     try:
-        first = proc.stderr.readline()
+        first = lines.get(timeout=30)
         m = re.match(r"warchive serve: (http://127\.0\.0\.1:(\d+)/) ", first)
         assert m and int(m.group(2)) > 0, first
         url = m.group(1) + "web/cdx?url=http://docs.python.org/3.11/index.html&output=json"
@@ -108,14 +112,18 @@ def test_serve_says_where_it_listens_and_logs_requests(tmp_path):
         else:
             pytest.fail("the server did not answer")
         assert b'"status": "200"' in body
-        deadline = time.monotonic() + 10
         logged = ""
-        while time.monotonic() < deadline and "GET /web/cdx" not in logged:
-            logged += proc.stderr.readline()
-        assert "GET /web/cdx?url=" in logged and " 200" in logged
+        deadline = time.monotonic() + 20
+        while "GET /web/cdx" not in logged and time.monotonic() < deadline:
+            try:
+                logged += lines.get(timeout=1)
+            except queue.Empty:
+                pass
+        assert "GET /web/cdx?url=" in logged and " 200" in logged, logged
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        out, _ = proc.communicate(timeout=10)
+    assert out == ""   # standard output stays empty: everything the server says goes to stderr
 
 
 def test_serve_with_a_port_in_use_fails_cleanly(tmp_path):

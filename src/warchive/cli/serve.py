@@ -6,10 +6,12 @@ The command is ``serve(args)`` and its options ``serve_arguments(p)``
 
 from __future__ import annotations
 
+import copy
 import logging
 import socket
 import sys
 from argparse import ArgumentParser, Namespace
+from typing import Any, Dict
 
 import uvicorn
 
@@ -28,6 +30,13 @@ def serve_arguments(p: ArgumentParser) -> None:
     p.add_argument("--access-log", action="store_true", help="log every request on stderr (method, path, status)")
 
 
+def _log_config() -> Dict[str, Any]:
+    """uvicorn's logging, with the access log on stderr too (standard output stays empty)."""
+    config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    return config
+
+
 def serve(args: Namespace) -> int:
     """Serve `GET /COLL/cdx?...` for every collection under --root (uvicorn, one process); a
     collection's new index files are seen without a restart. Prints where it listens; Ctrl-C stops it."""
@@ -42,8 +51,9 @@ def serve(args: Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(f"warchive serve: http://{shown}:{port}/ (collections under {args.root}; Ctrl-C stops)",
           file=sys.stderr, flush=True)
-    config = uvicorn.Config(create_app(args.root), log_level=args.log_level, access_log=args.access_log)
-    if args.access_log and logging.getLevelName(args.log_level.upper()) > logging.INFO:
+    config = uvicorn.Config(create_app(args.root), log_level=args.log_level, access_log=args.access_log,
+                            log_config=_log_config())
+    if args.access_log:   # requests are logged whatever the level of the server's own messages
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     uvicorn.Server(config).run(sockets=[sock])
     return 0
