@@ -114,6 +114,10 @@ class AtomicOutput:
     def __exit__(self, et: object, ev: object, tb: object) -> None:
         """Committed when the block ends normally, removed when it raises."""
         if et is None:
-            self.commit()
+            try:
+                self.commit()
+            except BaseException:
+                self.abort()
+                raise
         else:
             self.abort()

@@ -1,7 +1,7 @@
 """The settings of a crawl (`CrawlConfig`), apart from the crawler so that reading them is cheap.
 
 Each setting a user can choose is declared once, here, with its help: the
-options of `warchive crawl` are built from these fields (warchive.cli.capture),
+options of `warchive crawl` are built from these fields (warchive.cli.crawl),
 and a session's ``config.json`` is their values, so that ``--resume`` needs
 nothing else.
 """
@@ -44,7 +44,7 @@ def setting(default: Any, help: str, group: str, *, flag: Optional[str] = None, 
 class CrawlConfig:
     """Everything a crawl is run with; written to ``config.json`` so ``--resume`` needs nothing else.
 
-    The fields made with ``setting`` are the options of `warchive crawl` (warchive.cli.capture
+    The fields made with ``setting`` are the options of `warchive crawl` (warchive.cli.crawl
     builds them from these fields), grouped as the help shows them."""
 
     seeds: List[str]
@@ -99,7 +99,7 @@ class CrawlConfig:
     read_timeout: float = setting(30.0, "read timeout in seconds", "fetching", flag="--timeout",
                                   metavar="SECONDS")
     total_timeout: float = 300.0
-    max_size: Optional[int] = setting(100 << 20, "body bytes kept per URL (more is cut: WARC-Truncated)",
+    max_size: Optional[int] = setting(100 << 20, "body bytes kept per URL; more is cut, and the record says WARC-Truncated",
                                       "fetching", metavar="BYTES")
     max_retries: int = setting(3, "attempts after a network failure, 429 or 503", "fetching")
     # bookkeeping
@@ -108,7 +108,7 @@ class CrawlConfig:
     max_urls: Optional[int] = setting(None, "queue at most this many URLs", "bookkeeping")
     revisit_after: Optional[float] = setting(None, "fetch each URL again after this long (conditional: a 304 "
                                                    "becomes a revisit)", "bookkeeping", metavar="SECONDS")
-    revisits: int = setting(0, "how many times (with --revisit-after)", "bookkeeping", cli_default=1)
+    revisits: int = setting(0, "how many times to fetch again, with --revisit-after", "bookkeeping", cli_default=1)
     index_every: float = setting(60.0, "write an index segment this often while crawling", "bookkeeping",
                                  metavar="SECONDS")
     screenshots: bool = setting(False, "render each HTML page in chromium and store a PNG", "bookkeeping")

@@ -96,14 +96,15 @@ def cdx(args: Namespace) -> int:
 
 
 def lookup_arguments(p: ArgumentParser) -> None:
-    p.add_argument("url", help="the URL whose captures to print")
+    p.add_argument("url", metavar="URL", help="the URL whose captures to print")
     p.add_argument("sources", nargs="*", metavar="SOURCE",
                    help="collections and index files (default: the current directory as a collection)")
 
 
 def lookup(args: Namespace) -> int:
-    """Print the index lines of one URL's captures (exact match, no fuzzy fallback); exit status
-    1 when there are none."""
+    """Print the index lines of one URL's captures (exact match, no fuzzy fallback), as
+    `warchive cdx SOURCE... --url URL --allowFuzzy false` does; exit status 1 when the lookup is
+    refused (an unreadable URL), 0 with no output when there are none."""
     with Index(*(args.sources or ["."])) as idx:
         ans = idx.answer({"url": args.url, "matchType": "exact", "allowFuzzy": "false"})
         for chunk in ans.body:

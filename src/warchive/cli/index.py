@@ -23,15 +23,15 @@ if TYPE_CHECKING:
 
 def index_arguments(p: ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="WARC_OR_DIR", help="WARC/ARC files; directories are walked")
-    p.add_argument("-o", "--output", help="output file, published when complete (default: standard output)")
+    p.add_argument("-o", "--output", metavar="OUT", help="output file, published when complete (default: standard output)")
     p.add_argument("-11", "--cdx11", action="store_true", help="11-field CDX (N b a m s k r M S V g)")
-    p.add_argument("--records", help="record types to index, comma-separated, or 'all' "
+    p.add_argument("--records", metavar="TYPES", help="record types to index, comma-separated, or 'all' "
                                      "(default: response,revisit,resource,metadata)")
-    p.add_argument("--dir-root", help="filenames relative to this directory (default: base names)")
+    p.add_argument("--dir-root", metavar="DIR", help="filenames relative to this directory (default: base names)")
     p.add_argument("-p", "--post-append", action="store_true",
                    help="append POST/PUT request bodies to keys (__wb_method=post&...), as pywb looks them up")
     p.add_argument("-s", "--sort", action="store_true", help="sort the output bytewise, dropping repeated lines")
-    p.add_argument("-j", "--jobs", type=int, default=1,
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="index with N worker threads (default 1); gzip files with Wget's sl lengths are cut "
                         "into byte ranges; the output is the same as with -j 1")
     p.add_argument("--verify", action="store_true",

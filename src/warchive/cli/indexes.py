@@ -6,7 +6,7 @@ Each command is a function ``NAME(args)`` and its options ``NAME_arguments(p)``
 
 from __future__ import annotations
 
-from argparse import ArgumentParser, Namespace
+from argparse import ArgumentParser, ArgumentTypeError, Namespace
 
 from ..index.rix import write_record_index
 from ..index.segment import build_segment
@@ -14,11 +14,19 @@ from ..index.sort import merge_files, sort_files
 from ..index.zipnum import write_zipnum
 
 
+def _positive(text: str) -> int:
+    """An option's value that must be a whole number above 0."""
+    n = int(text)
+    if n < 1:
+        raise ArgumentTypeError(f"must be 1 or more, not {n}")
+    return n
+
+
 def sort_arguments(p: ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="IN", help="CDX/CDXJ files (plain, gzip or zstd; '-' for stdin)")
-    p.add_argument("-o", "--output", required=True, help="output file ('-' for standard output)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output file ('-' for standard output)")
     p.add_argument("--mem", type=int, default=256, metavar="MB", help="memory for the sort buffers (default 256)")
-    p.add_argument("--tmpdir", help="where runs go (default: $TMPDIR)")
+    p.add_argument("--tmpdir", metavar="DIR", help="where runs go (default: $TMPDIR)")
 
 
 def sort(args: Namespace) -> int:
@@ -51,10 +59,10 @@ def build(args: Namespace) -> int:
 
 
 def zipnum_arguments(p: ArgumentParser) -> None:
-    p.add_argument("input", metavar="IN", help="a sorted CDX/CDXJ file")
+    p.add_argument("input", metavar="IN", help="a sorted CDX/CDXJ file ('-' for standard input)")
     p.add_argument("-o", "--output", required=True, help="directory, or prefix P (P.idx, P.loc, shards)")
-    p.add_argument("--lines", type=int, default=3000, help="lines per block (default 3000)")
-    p.add_argument("--parts", type=int, default=1, help="number of shard files (default 1)")
+    p.add_argument("--lines", type=_positive, default=3000, metavar="N", help="lines per block (default 3000)")
+    p.add_argument("--parts", type=_positive, default=1, metavar="N", help="number of shard files (default 1)")
 
 
 def zipnum(args: Namespace) -> int:
@@ -66,7 +74,7 @@ def zipnum(args: Namespace) -> int:
 def record_index_arguments(p: ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="WARC_OR_DIR", help="WARC files; directories are walked")
     p.add_argument("-o", "--output", required=True, metavar="FILE.rix", help="the record index to write")
-    p.add_argument("--dir-root", help="filenames relative to this directory, as `warchive index --dir-root`")
+    p.add_argument("--dir-root", metavar="DIR", help="filenames relative to this directory, as `warchive index --dir-root`")
 
 
 def record_index(args: Namespace) -> int:

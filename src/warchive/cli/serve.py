@@ -10,7 +10,7 @@ import copy
 import logging
 import socket
 import sys
-from argparse import ArgumentParser, Namespace
+from argparse import ArgumentParser, ArgumentTypeError, Namespace
 from typing import Any, Dict
 
 import uvicorn
@@ -21,10 +21,17 @@ from ..replay.app import create_app
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
+def _port(text: str) -> int:
+    n = int(text)
+    if not 0 <= n <= 65535:
+        raise ArgumentTypeError(f"a port is 0 to 65535, not {n}")
+    return n
+
+
 def serve_arguments(p: ArgumentParser) -> None:
-    p.add_argument("--root", default="collections", help="directory of collections (default ./collections)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free port)")
+    p.add_argument("--root", default="collections", metavar="DIR", help="directory of collections (default ./collections)")
+    p.add_argument("--host", default="127.0.0.1", metavar="ADDRESS", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=_port, default=8080, metavar="N", help="port to listen on (default 8080; 0: any free port)")
     p.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
                    help="what the server logs on stderr (default warning)")
     p.add_argument("--access-log", action="store_true", help="log every request on stderr (method, path, status)")
@@ -39,7 +46,8 @@ def _log_config() -> Dict[str, Any]:
 
 def serve(args: Namespace) -> int:
     """Serve `GET /COLL/cdx?...` for every collection under --root (uvicorn, one process); a
-    collection's new index files are seen without a restart. Prints where it listens; Ctrl-C stops it."""
+    collection's new index files are seen without a restart. Prints where it listens; Ctrl-C or
+    SIGTERM stops it (after the requests being answered)."""
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -55,5 +63,8 @@ def serve(args: Namespace) -> int:
                             log_config=_log_config())
     if args.access_log:   # requests are logged whatever the level of the server's own messages
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:   # uvicorn shut down cleanly, then raised the Ctrl-C it caught
+        pass
     return 0

@@ -40,7 +40,7 @@ def recompress_arguments(p: ArgumentParser) -> None:
     p.add_argument("input", metavar="IN", help="a WARC file (any compression, members of several records too)")
     p.add_argument("output", metavar="OUT", help="the file to write (published when complete)")
     p.add_argument("--zstd", action="store_true", help="write .warc.zst frames instead of gzip members")
-    p.add_argument("--level", type=int, help="compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)")
+    p.add_argument("--level", type=int, metavar="N", help="compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)")
 
 
 def recompress(args: Namespace) -> int:

@@ -230,7 +230,11 @@ class _Output:
     def __exit__(self, et: object, ev: object, tb: object) -> None:
         """Committed when the block ends normally, aborted when it raises."""
         if et is None:
-            self.commit()
+            try:
+                self.commit()
+            except BaseException:
+                self.abort()
+                raise
         else:
             self.abort()
 
