@@ -20,7 +20,9 @@ from typing import Any, Optional
 from ..durable import fsync_dir
 from ..errors import ArchiveError, CorruptRecordError, UnsupportedFormatError
 from .reader import ArchiveIterator, Record
-from .writer import CRLF2, _Encoder, _write_all
+from .builder import CRLF2
+from .encode import Encoder
+from .warcfile import write_all
 
 
 def _raw_head(rec: Record) -> bytes:
@@ -36,7 +38,7 @@ def _raw_head(rec: Record) -> bytes:
     return rec.headers.to_bytes()
 
 
-def _copy_records(src: str, fd: int, out_path: str, encoder: _Encoder) -> int:
+def _copy_records(src: str, fd: int, out_path: str, encoder: Encoder) -> int:
     count = 0
     pos = len(encoder.preamble)
     with ArchiveIterator(src, verify=True, parse_http=False) as it:
@@ -49,7 +51,7 @@ def _copy_records(src: str, fd: int, out_path: str, encoder: _Encoder) -> int:
             if rec.content_length is not None and len(block) != rec.content_length:
                 raise CorruptRecordError(src, rec.offset, "record is shorter than its Content-Length")
             pieces, _ = encoder.encode(b"".join((head, block, CRLF2)))
-            pos += _write_all(fd, pieces, out_path, pos)
+            pos += write_all(fd, pieces, out_path, pos)
             count += 1
     return count
 
@@ -70,7 +72,7 @@ def _inflate_all(src: str, dst: Any) -> None:
 
 def recompress(src: str, dst: str, compression: str = "gzip", level: Optional[int] = None) -> int:
     """Rewrite src into dst with one compressed unit per record; the number of records."""
-    encoder = _Encoder(compression, level, None)
+    encoder = Encoder(compression, level, None)
     directory = os.path.dirname(os.path.abspath(dst))
     tmp = os.path.join(directory, f".{os.path.basename(dst)}.tmp-{os.getpid()}")
 
@@ -78,7 +80,7 @@ def recompress(src: str, dst: str, compression: str = "gzip", level: Optional[in
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             if encoder.preamble:
-                _write_all(fd, [encoder.preamble], tmp, 0)
+                write_all(fd, [encoder.preamble], tmp, 0)
             n = _copy_records(source, fd, tmp, encoder)
             os.fsync(fd)
             return n
