@@ -27,6 +27,7 @@ from ..errors import RecordFormatError, TruncatedError
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
 from ..timestamps import timestamp_to_iso_date
 from .headers import Head, Headers, decode_line, http_head, parse_head, warc_protocol
+from .record import HeaderFields
 
 
 
@@ -53,12 +54,14 @@ class _Unit:
         return self.reader.member_read(pos, n)
 
 
-class Record:
+class Record(HeaderFields):
     """One WARC or ARC record (ARC records are presented as WARC ones, as warcio does).
 
     ``type``, ``headers`` (WARC head), ``http`` (HTTP head or None), ``offset``,
     ``length`` (reading it finishes the record), ``content_length`` (block
-    bytes), ``payload`` (lazy stream of the block after the HTTP head).
+    bytes), ``payload`` (lazy stream of the block after the HTTP head); the
+    header fields ``record_id``, ``date``, ``target_uri``, ``payload_digest``,
+    ``block_digest`` (warchive.warc.record.HeaderFields).
     """
 
     __slots__ = ("format", "type", "headers", "http", "offset", "content_length", "member_pos",
@@ -84,25 +87,10 @@ class Record:
         self._stream: Optional[_PayloadStream] = None
         self._finished = False
 
-    # -- identity
     @property
-    def target_uri(self) -> Optional[str]:
-        """WARC-Target-URI as warcio presents it: <...> removed, spaces as %20."""
-        uri = self.headers.get("WARC-Target-URI")
-        if uri is not None:
-            if uri.startswith("<") and uri.endswith(">"):
-                uri = uri[1:-1]
-            if " " in uri:
-                uri = uri.replace(" ", "%20")
-        return uri
-
-    @property
-    def record_id(self) -> Optional[str]:
-        return self.headers.get("WARC-Record-ID")
-
-    @property
-    def date(self) -> Optional[str]:
-        return self.headers.get("WARC-Date")
+    def source(self) -> Optional[str]:
+        """The file being read, while the iterator is on this record (for error messages)."""
+        return self._it.path if self._it is not None else None
 
     @property
     def length(self) -> Optional[int]:

@@ -11,21 +11,26 @@ not name files, roll them over or build records (warchive.warc.writer does).
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 from typing import Any, List, Optional
 
 from ..durable import fsync_dir
-from ..errors import WriteError
+from ..errors import ArchiveError, WriteError
 from .headers import Headers
+from .record import HeaderFields
 
 WRITEBACK_EVERY = 32 << 20   # with fsync on close: start the kernel's writeback every 32 MiB written
 
 
 @dataclass
-class Written:
+class Written(HeaderFields):
     """Where a record went: ``filename`` (final base name), ``offset``, ``length`` as warcio reports
-    them, and the record's heads (``headers`` WARC fields, ``http`` HTTP head or None)."""
+    them, and the record's heads (``headers`` WARC fields, ``http`` HTTP head or None); the header
+    fields ``record_id``, ``date``, ``target_uri``, ``payload_digest``, ``block_digest``
+    (warchive.warc.record.HeaderFields). warchive.index.cdx.written_record_line makes its index
+    line (a LocatedRecord)."""
 
     filename: str
     path: str                       # final path of the file (it is NAME.open until closed)
@@ -36,33 +41,16 @@ class Written:
     http: Optional[Headers]
     uncompressed_length: int
 
-    _it = None                      # quacks like warchive.warc.Record for the index formatter
+    @property
+    def source(self) -> Optional[str]:
+        """None: errors about a record just written name no file (it is still NAME.open)."""
+        return None
 
     @property
-    def record_id(self) -> Optional[str]:
-        return self.headers.get("WARC-Record-ID")
-
-    @property
-    def date(self) -> Optional[str]:
-        return self.headers.get("WARC-Date")
-
-    @property
-    def payload_digest(self) -> Optional[str]:
-        return self.headers.get("WARC-Payload-Digest")
-
-    @property
-    def block_digest(self) -> Optional[str]:
-        return self.headers.get("WARC-Block-Digest")
-
-    @property
-    def target_uri(self) -> Optional[str]:
-        """WARC-Target-URI as warcio presents it (as warchive.warc.Record.target_uri)."""
-        uri = self.headers.get("WARC-Target-URI")
-        if uri is not None:
-            if uri.startswith("<") and uri.endswith(">"):
-                uri = uri[1:-1]
-            uri = uri.replace(" ", "%20")
-        return uri
+    def payload(self) -> io.RawIOBase:
+        """Not kept: the block stays with the writer's caller."""
+        raise ArchiveError(f"record {self.record_id} was written without a WARC-Payload-Digest: "
+                           "its index line needs the closed file (warchive index)")
 
 
 def write_all(fd: int, pieces: List[Any], path: str, offset: int) -> int:

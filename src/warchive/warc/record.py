@@ -1,0 +1,89 @@
+"""What a record is to its users, whoever made it: its WARC header fields, its heads and its place.
+
+``HeaderFields`` gives the fields every user asks for by name (``record_id``,
+``date``, ``target_uri`` as warcio presents it, ``payload_digest``,
+``block_digest``) as properties over a ``headers`` attribute; the reader's
+``Record`` (warchive.warc.reader) and the writer's ``Written``
+(warchive.warc.warcfile) both inherit them. ``LocatedRecord`` is either of
+them as the index formatter (warchive.index.cdx) reads one: the heads, the
+type, and the offset and length in its file.
+
+This module holds no state and reads no bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Optional, Protocol
+
+from .headers import Headers
+
+
+class HeaderFields:
+    """The WARC header fields of a record as properties, over its ``headers`` (the WARC head).
+
+    No slots of its own, so that a slotted subclass (the reader's Record) stays without a
+    ``__dict__``."""
+
+    __slots__ = ()
+
+    headers: Headers
+
+    @property
+    def record_id(self) -> Optional[str]:
+        return self.headers.get("WARC-Record-ID")
+
+    @property
+    def date(self) -> Optional[str]:
+        return self.headers.get("WARC-Date")
+
+    @property
+    def target_uri(self) -> Optional[str]:
+        """WARC-Target-URI as warcio presents it: <...> removed, spaces as %20."""
+        uri = self.headers.get("WARC-Target-URI")
+        if uri is not None:
+            if uri.startswith("<") and uri.endswith(">"):
+                uri = uri[1:-1]
+            if " " in uri:
+                uri = uri.replace(" ", "%20")
+        return uri
+
+    @property
+    def payload_digest(self) -> Optional[str]:
+        return self.headers.get("WARC-Payload-Digest")
+
+    @property
+    def block_digest(self) -> Optional[str]:
+        return self.headers.get("WARC-Block-Digest")
+
+
+class LocatedRecord(Protocol):
+    """A record with its heads and its place in a file, as an index line is made of it.
+
+    ``source`` is the file that error messages name (None when there is none to
+    name); ``length`` is None for a record inside a gzip member it shares with
+    others; ``payload`` is read only when the head carries no WARC-Payload-Digest."""
+
+    @property
+    def type(self) -> Optional[str]: ...
+
+    @property
+    def headers(self) -> Headers: ...
+
+    @property
+    def http(self) -> Optional[Headers]: ...
+
+    @property
+    def offset(self) -> int: ...
+
+    @property
+    def length(self) -> Optional[int]: ...
+
+    @property
+    def target_uri(self) -> Optional[str]: ...
+
+    @property
+    def source(self) -> Optional[str]: ...
+
+    @property
+    def payload(self) -> io.RawIOBase: ...
