@@ -13,6 +13,11 @@ import io
 import zlib
 from typing import Any, BinaryIO, Callable, Optional
 
+try:
+    import brotli  # type: ignore[import-untyped]
+except ImportError:  # an optional dependency: without it a br body is passed through as it is
+    brotli = None
+
 
 def _decoder(encoding: Optional[str]) -> Optional[Callable[[], object]]:
     if not encoding:
@@ -22,11 +27,7 @@ def _decoder(encoding: Optional[str]) -> Optional[Callable[[], object]]:
         return lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)
     if encoding == "deflate":
         return lambda: zlib.decompressobj()
-    if encoding == "br":
-        try:
-            import brotli  # type: ignore
-        except ImportError:
-            return None
+    if encoding == "br" and brotli is not None:
         return lambda: brotli.Decompressor()
     return None
 

@@ -16,26 +16,26 @@ lines (warchive.index.cdx does).
 from __future__ import annotations
 
 import io
+import logging
 import os
-TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
-if TYPE_CHECKING:
-    from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Union
+import uuid
+from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Union
 
-    Source = Union[str, bytes, "os.PathLike[str]", BinaryIO]
-
-from ..errors import RecordFormatError, TruncatedError
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
+from ..errors import RecordFormatError, TruncatedError
 from ..timestamps import timestamp_to_iso_date
 from .headers import Head, Headers, decode_line, http_head, parse_head, warc_protocol
 from .record import HeaderFields
+from .zst import ZstFrames
 
-
+Source = Union[str, bytes, "os.PathLike[str]", BinaryIO]
 
 HEAD_FIRST = 1024           # first guess of a head size (most WARC heads, most HTTP heads fit)
 HEAD_MAX = 16 << 20         # a head longer than this is not a head
 HTTP_RECORDS = ("response", "request", "revisit")
 HTTP_SCHEMES = ("http:", "https:")
 _WS = b" \t\r\n\x0b\x0c"
+_log = logging.getLogger("warchive.warc")
 
 
 class _Unit:
@@ -183,8 +183,6 @@ class ArchiveIterator:
                  parse_http: bool = True, offset: Optional[int] = None) -> None:
         self._reader = Reader(source, offset=offset, verify=verify)
         if self._reader.format == FORMAT_ZSTD:
-            from .zst import ZstFrames
-
             self._reader.close()
             self._reader = ZstFrames(source, offset=offset)  # type: ignore[assignment,arg-type]
         self.path = self._reader.path
@@ -264,9 +262,7 @@ class ArchiveIterator:
                 if not self.gzip:
                     return None
                 if self._unit_pos == 0:
-                    import logging
-
-                    logging.getLogger("warchive.warc").warning("%s: gzip member at byte %d holds no record; skipped", self.path, self._pos)
+                    _log.warning("%s: gzip member at byte %d holds no record; skipped", self.path, self._pos)
                 self._pos = reader.member_finish()
                 self._unit = None
                 continue
@@ -393,8 +389,6 @@ class ArchiveIterator:
                                     f"not a WARC or ARC record; first line {line[:80]!r}",
                                     "is this an archive file? --skip-errors skips it")
         uri, ip, date, mime, length = parts
-        import uuid
-
         fields = []
         if uri.startswith("filedesc://"):
             rec.type = "warcinfo"
