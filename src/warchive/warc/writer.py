@@ -268,19 +268,18 @@ class WarcWriter:
         return Posted(w, message)
 
     def write_response(self, uri: str, message: Body, **kw: Any) -> Written:
-        message = bytes_of(message)
-        tail = self._prefetch(message)
-        try:
-            return self.write(self.builder.response(uri, message, **kw), tail)
-        finally:
-            if tail is not None:
-                tail.discard()
+        return self._write_message(self.builder.response, uri, message, kw)
 
     def write_request(self, uri: str, message: Body, **kw: Any) -> Written:
+        return self._write_message(self.builder.request, uri, message, kw)
+
+    def _write_message(self, build: Callable[..., WarcRecord], uri: str, message: Body,
+                       kw: Dict[str, Any]) -> Written:
+        """A response or request record, its block deflated by the worker while it is built."""
         message = bytes_of(message)
         tail = self._prefetch(message)
         try:
-            return self.write(self.builder.request(uri, message, **kw), tail)
+            return self.write(build(uri, message, **kw), tail)
         finally:
             if tail is not None:
                 tail.discard()
