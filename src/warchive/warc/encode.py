@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import zstandard
 from isal import igzip_lib, isal_zlib
 
+from .._ext.gzip_write import DeflateWorker
 from ..errors import ArchiveError
 from .builder import CRLF2
 from .zst import DICT_MAGIC
@@ -59,7 +60,7 @@ class Posted:
 
     __slots__ = ("worker", "block", "done")
 
-    def __init__(self, worker: Any, block: Any) -> None:
+    def __init__(self, worker: DeflateWorker, block: Any) -> None:
         self.worker = worker
         self.block = block
         self.done = False
