@@ -15,13 +15,13 @@ block's (docs/format.md, "Writing WARC files"). This module does no I/O.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from dataclasses import dataclass
 from typing import Any, BinaryIO, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ArchiveError
 from .digest import ALGORITHMS, dechunk, digest_of, digest_one, new_hasher
 from .headers import Headers, http_head, parse_head
+from .record import new_record_id
 
 Body = Union[bytes, bytearray, memoryview, BinaryIO]
 DateLike = Union[None, str, _dt.datetime]
@@ -55,15 +55,6 @@ def warc_date(when: DateLike, version: str) -> str:
     if version == WARC_1_0:
         return when.strftime("%Y-%m-%dT%H:%M:%SZ")
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def new_record_id() -> str:
-    """<urn:uuid:...> of a random (version 4) UUID."""
-    b = bytearray(os.urandom(16))
-    b[6] = (b[6] & 0x0F) | 0x40
-    b[8] = (b[8] & 0x3F) | 0x80
-    h = b.hex()
-    return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
 def bytes_of(body: Body) -> Any:

@@ -18,14 +18,13 @@ from __future__ import annotations
 import io
 import logging
 import os
-import uuid
 from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Union
 
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
 from ..errors import RecordFormatError, TruncatedError
 from ..timestamps import timestamp_to_iso_date
 from .headers import Head, Headers, decode_line, http_head, parse_head, warc_protocol
-from .record import HeaderFields
+from .record import HeaderFields, new_record_id
 from .zst import ZstFrames
 
 Source = Union[str, bytes, "os.PathLike[str]", BinaryIO]
@@ -392,12 +391,12 @@ class ArchiveIterator:
         fields = []
         if uri.startswith("filedesc://"):
             rec.type = "warcinfo"
-            fields = [("WARC-Type", "warcinfo"), ("WARC-Record-ID", f"<urn:uuid:{uuid.uuid4()}>"),
+            fields = [("WARC-Type", "warcinfo"), ("WARC-Record-ID", new_record_id()),
                       ("WARC-Filename", uri[len("filedesc://"):])]
         else:
             rec.type = "response"
             mime = "application/http;msgtype=response"
-            fields = [("WARC-Type", "response"), ("WARC-Record-ID", f"<urn:uuid:{uuid.uuid4()}>"),
+            fields = [("WARC-Type", "response"), ("WARC-Record-ID", new_record_id()),
                       ("WARC-Target-URI", uri)]
         fields += [("WARC-IP-Address", ip), ("WARC-Date", timestamp_to_iso_date(date)),
                    ("Content-Type", mime), ("Content-Length", length)]

@@ -6,7 +6,9 @@
 ``Record`` (warchive.warc.reader) and the writer's ``Written``
 (warchive.warc.warcfile) both inherit them. ``LocatedRecord`` is either of
 them as the index formatter (warchive.index.cdx) reads one: the heads, the
-type, and the offset and length in its file.
+type, and the offset and length in its file. ``new_record_id`` makes the
+WARC-Record-ID of a new record (the builder's, and the reader's for the ARC
+records it presents as WARC ones).
 
 This module holds no state and reads no bytes.
 """
@@ -14,9 +16,19 @@ This module holds no state and reads no bytes.
 from __future__ import annotations
 
 import io
+import os
 from typing import Optional, Protocol
 
 from .headers import Headers
+
+
+def new_record_id() -> str:
+    """<urn:uuid:...> of a random (version 4) UUID."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40
+    b[8] = (b[8] & 0x3F) | 0x80
+    h = b.hex()
+    return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
 class HeaderFields:

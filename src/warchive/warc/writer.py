@@ -37,11 +37,11 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from .. import __version__
 from .._ext.gzip_write import DeflateWorker
 from ..errors import ArchiveError
-from .builder import (WARC_1_1, WARC_FIELDS, Body, DateLike, RecordBuilder, WarcRecord, bytes_of,
-                      new_record_id, warc_date)
+from .builder import WARC_1_1, WARC_FIELDS, Body, DateLike, RecordBuilder, WarcRecord, bytes_of, warc_date
 from .digest import label
 from .encode import Encoder, Posted, encode_record, split_member
 from .headers import Headers
+from .record import new_record_id
 from .warcfile import WarcFile, Written
 
 DEFAULT_MAX_SIZE = 1_000_000_000
