@@ -9,7 +9,8 @@ the exact block, the parsed HTTP head); warchive.warc.writer encodes records
 into files. The WARC-Block-Digest is over the block as stored, the
 WARC-Payload-Digest of an HTTP record over its entity body with chunked
 transfer coding removed; non-HTTP records carry a payload digest equal to the
-block's (docs/format.md, "Writing WARC files"). This module does no I/O.
+block's (docs/format.md, "Writing WARC files"). This module opens no files (a
+body given as a file object is read whole).
 """
 
 from __future__ import annotations
