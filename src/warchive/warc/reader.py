@@ -27,7 +27,7 @@ from .headers import Head, Headers, decode_line, http_head, parse_head, warc_pro
 from .record import HeaderFields, new_record_id
 from .zst import ZstFrames
 
-Source = Union[str, bytes, "os.PathLike[str]", BinaryIO]
+Source = Union[str, bytes, os.PathLike[str], BinaryIO]
 
 HEAD_FIRST = 1024           # first guess of a head size (most WARC heads, most HTTP heads fit)
 HEAD_MAX = 16 << 20         # a head longer than this is not a head
