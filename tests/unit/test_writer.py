@@ -530,11 +530,11 @@ def test_zstd_with_a_dictionary(tmp_path):
 
 
 def test_writeback_is_started_as_the_file_grows(tmp_path, monkeypatch):
-    import warchive.warc.writer as writer_mod
+    import warchive.warc.warcfile as warcfile_mod
 
     calls = []
     real = os.posix_fadvise
-    monkeypatch.setattr(writer_mod, "WRITEBACK_EVERY", 2000)
+    monkeypatch.setattr(warcfile_mod, "WRITEBACK_EVERY", 2000)
     monkeypatch.setattr(os, "posix_fadvise", lambda fd, off, n, advice: (calls.append((off, n)), real(fd, off, n, advice)))
     body = os.urandom(3000)
     with WarcWriter(tmp_path, "TEST", compression="none") as w:

@@ -54,7 +54,8 @@ from urllib.parse import urlsplit
 from ..errors import ArchiveError
 from ..warc.content import content_stream
 from ..warc.headers import Headers
-from ..warc.writer import WarcWriter, Written, split_http
+from ..warc.builder import split_http
+from ..warc.writer import WarcWriter, Written
 
 if TYPE_CHECKING:  # playwright is the optional extra "browser"
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route

@@ -34,6 +34,8 @@ from ..warc.digest import label
 from ..warc.headers import Headers
 from ..warc.reader import ArchiveIterator, Record
 from ..warc.reader import open as open_archive
+from ..warc.record import LocatedRecord
+from ..warc.warcfile import Written
 from . import postbody
 
 Write = Callable[[bytes], object]
@@ -104,7 +106,7 @@ class FileStats:
 
 # --------------------------------------------------------------------------- fields of one record
 
-def warcio_target_uri(rec: Record) -> Optional[str]:
+def warcio_target_uri(rec: LocatedRecord) -> Optional[str]:
     """WARC-Target-URI as cdxj-indexer reads it.
 
     warcio normalises the first value (<...> removed, spaces as %20) and writes it
@@ -118,7 +120,7 @@ def warcio_target_uri(rec: Record) -> Optional[str]:
     return rec.target_uri
 
 
-def wanted(rec: Record, records: Union[None, str, Sequence[str]]) -> bool:
+def wanted(rec: LocatedRecord, records: Union[None, str, Sequence[str]]) -> bool:
     if records == "all":
         return True
     if records is None or list(records) == list(DEFAULT_RECORDS):
@@ -136,7 +138,7 @@ def shared_member_error(path: Optional[str], offset: int) -> RecordFormatError:
                              "recompress the file with one member per record (warcio recompress)")
 
 
-def payload_digest(rec: Record) -> str:
+def payload_digest(rec: LocatedRecord) -> str:
     h = hashlib.sha1()
     stream = rec.payload
     while True:
@@ -149,7 +151,7 @@ def payload_digest(rec: Record) -> str:
     return label("sha1", h.digest())
 
 
-def record_fields(rec: Record, filename: str) -> dict:
+def record_fields(rec: LocatedRecord, filename: str) -> dict:
     """The JSON fields of the record's CDXJ line, in cdxj-indexer's order."""
     index: dict = {}
     url = warcio_target_uri(rec)
@@ -174,7 +176,7 @@ def record_fields(rec: Record, filename: str) -> dict:
         index["digest"] = digest
     length = rec.length
     if length is None:
-        raise shared_member_error(rec._it.path if rec._it else None, rec.offset)
+        raise shared_member_error(rec.source, rec.offset)
     index["length"] = str(length)
     index["offset"] = str(rec.offset)
     index["filename"] = filename
@@ -186,9 +188,9 @@ def _mime_split(mime: str) -> str:
     return _RE_SPACE.split(mime, 1)[0].strip()
 
 
-def record_timestamp(rec: Record) -> str:
+def record_timestamp(rec: LocatedRecord) -> str:
     date = rec.headers.get("WARC-Date")
-    where = rec._it.path if rec._it else None
+    where = rec.source
     if date is None:
         raise RecordFormatError(where, rec.offset, "record has no WARC-Date", "--skip-errors skips it")
     try:
@@ -212,7 +214,7 @@ def format_line(urlkey: str, ts: str, index: dict, cdx11: bool) -> bytes:
     return (" ".join(vals) + "\n").encode("utf-8", "surrogateescape")
 
 
-def record_line(rec: Record, filename: str, cdx11: bool) -> bytes:
+def record_line(rec: LocatedRecord, filename: str, cdx11: bool) -> bytes:
     """The line of one record (the caller decided it is indexed)."""
     index = record_fields(rec, filename)
     ts = record_timestamp(rec)
@@ -509,9 +511,9 @@ def display_name(path: str, dir_root: Optional[str]) -> str:
 
 # --------------------------------------------------------------------------- records as they are written
 
-def written_record_line(written: Any, cdx11: bool = False, records: Union[None, str, Sequence[str]] = None,
+def written_record_line(written: Written, cdx11: bool = False, records: Union[None, str, Sequence[str]] = None,
                         filename: Optional[str] = None) -> Optional[bytes]:
-    """The index line of a record the writer just wrote (a warchive.warc.writer.Written), or None
+    """The index line of a record the writer just wrote, or None
     when ``records`` (cdxj-indexer's default selection) leaves it out.
 
     Equal to the line `warchive index` makes of the closed file: the writer

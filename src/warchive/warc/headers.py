@@ -12,14 +12,11 @@ This module only parses bytes already in memory; it never reads files.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False   # typing is not imported at run time: `warchive index` is timed with its start-up
-if TYPE_CHECKING:
-    from typing import Iterator, List, Optional, Tuple
-
-    Field = Tuple[str, str]
+from typing import Iterator, List, Optional, Tuple
 
 from .._ext.warc_headers import parse_head as _parse_head_c
 
+Field = Tuple[str, str]
 
 
 def decode_line(raw: bytes) -> str:

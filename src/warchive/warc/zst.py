@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Any, BinaryIO, Optional, Union
+from typing import Any, BinaryIO, NoReturn, Optional, Type, Union
 
 import zstandard
 
-from ..errors import GzipError, TruncatedError, UnsupportedFormatError
+from .._ext.gzip_members import FORMAT_ZSTD
+from ..errors import CorruptRecordError, GzipError, TruncatedError, UnsupportedFormatError
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 DICT_MAGIC = 0x184D2A5D
@@ -33,7 +34,7 @@ def _skippable(magic: int) -> bool:
 class ZstFrames:
     """Frames of a .warc.zst file, one at a time, decompressed as a stream."""
 
-    format = 2  # FORMAT_ZSTD
+    format = FORMAT_ZSTD
 
     def __init__(self, source: Union[str, "os.PathLike[str]", BinaryIO], offset: Optional[int] = None) -> None:
         if isinstance(source, (str, bytes, os.PathLike)):
@@ -64,7 +65,7 @@ class ZstFrames:
         if self._own:
             self._f.close()
 
-    def _fail(self, cls, off: int, problem: str) -> None:
+    def _fail(self, cls: Type[CorruptRecordError], off: int, problem: str) -> NoReturn:
         raise cls(self.path, off, problem, "the frame is corrupt; --skip-errors skips it")
 
     def _read_dictionary(self) -> int:
