@@ -576,8 +576,8 @@ def cmd_session(args: argparse.Namespace) -> int:
 
 
 def _session(args: argparse.Namespace) -> int:
-    from .capture import session_report as rep
-    from .capture.session_db import SessionIndex, read_session
+    from .capture.session import report as rep
+    from .capture.session import SessionIndex, read_session
 
     out = sys.stdout
     if args.session_command == "show" and args.url:

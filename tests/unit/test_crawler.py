@@ -25,7 +25,7 @@ import pytest
 from testsite import DOMAIN, Site, add_standard_host, html, response_bytes
 from warchive.capture.crawl_log import read_log
 from warchive.capture.crawler import CrawlConfig, Crawler
-from warchive.capture.session_db import read_session
+from warchive.capture.session import read_session
 from warchive.index.query import Index
 from warchive.index.revisits import load_capture
 from warchive.index.segment import Segment

@@ -53,7 +53,7 @@ from .frontier import Frontier, Lease, host_key
 from .links import extract_links
 from .robots import UNREACHABLE, RobotsCache, page_directives
 from .seen import open_seen
-from .session_db import SessionDB, read_session
+from .session import SessionDB, read_session
 
 __all__ = ["CrawlConfig", "Crawler", "CrawlStats", "CrawlError", "session_dirs", "latest_session",
            "screenshots_available", "ROBOTS_SKIP", "SCOPE_SKIP", "PREREQ_FAILED", "Progress"]

@@ -8,7 +8,7 @@ it, and tells it about each response it wrote in full::
     d = dd.decide(url, "sha1:...", size, mime="text/html", status=200)
     if d.action == "write":     ... write the response ...; dd.written(url, digest, date, record_id, status=200)
     elif d.action == "revisit": ... write a revisit record with d.revisit_headers("1.1") ...
-    else:                       ... write nothing; session_db.skipped(**d.skipped_fields()); crawl log: d.annotation
+    else:                       ... write nothing; SessionDB.skipped(**d.skipped_fields()); crawl log: d.annotation
 
 What is deduplicated, and why (Heritrix's ContentDigestHistory, warcprox's
 dedup db and pywb's recorder were read; none of their code is here):

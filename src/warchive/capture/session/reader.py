@@ -52,10 +52,10 @@ from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequ
 
 import msgspec
 
-from .. import __version__
-from ..durable import AtomicOutput
-from ..sortedfile import SortedFile
-from ..errors import SessionFormatError, SessionLockedError, UnsupportedFormatError
+from ... import __version__
+from ...durable import AtomicOutput
+from ...sortedfile import SortedFile
+from ...errors import SessionFormatError, SessionLockedError, UnsupportedFormatError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -1053,7 +1053,7 @@ def build_index(journal: PathLike, index: Optional[PathLike] = None, *, skip_err
     Lines ``KEY<TAB>OFF,OFF,...``: for every record, one line under each of its keys (original
     URL, hops, redirect targets) listing the byte offsets of all its entries; sorted bytewise by
     the line_sort kernel after a header line that records what journal bytes it covers."""
-    from ..index.sort import LineSorter
+    from ...index.sort import LineSorter
 
     jp = os.fspath(journal)
     ip = os.fspath(index) if index is not None else jp + INDEX_SUFFIX
