@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from warchive.capture import session as sdb
-from warchive.capture.session import reader
+from warchive.capture.session import lock
 from warchive.capture.session import SessionDB, SessionIndex, SessionWarning, read_session
 from warchive.errors import ArchiveError, SessionFormatError, SessionLockedError, UnsupportedFormatError
 
@@ -306,7 +306,7 @@ def test_lock_reused_pid_is_stale(journal):
     # a live pid whose start time differs from the one recorded: the pid was reused
     with open(journal + ".pid", "w") as f:
         json.dump({"pid": os.getppid(), "start": "1", "host": None}, f)
-    if reader._proc_start(os.getppid()) is None:
+    if lock._proc_start(os.getppid()) is None:
         pytest.skip("no /proc here")
     with SessionDB(journal):
         assert sdb.read_lock(journal)["pid"] == os.getpid()
