@@ -179,7 +179,7 @@ def test_entry_from_dns():
 
 def test_frontier_ledger_annotation_round_trips():
     """The politeness ledger entry the frontier hands out is written and read back as one annotation."""
-    from warchive.capture.frontier import LedgerEntry
+    from warchive.capture.politeness import LedgerEntry
     led = LedgerEntry(host="com,example,", url="http://example.com/", required=5.0, waited=5.25,
                       reason="crawl-delay", not_before=0.0, issued=0.0)
     first = LedgerEntry(host="com,example,", url="http://example.com/", required=0.0, waited=None,

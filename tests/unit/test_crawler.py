@@ -486,7 +486,8 @@ def test_page_hooks(tmp_path):
 def test_resume_skips_what_the_session_says_is_finished(tmp_path):
     """A URL back in the frontier after its finish was lost (its "F" line never written) is not
     fetched again: the session journal says it finished."""
-    from warchive.capture.frontier import Frontier, Politeness
+    from warchive.capture.frontier import Frontier
+    from warchive.capture.politeness import Politeness
 
     site = Site()
     host = "r." + DOMAIN

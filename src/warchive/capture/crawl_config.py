@@ -1,29 +1,27 @@
 """The settings of a crawl (`CrawlConfig`), apart from the crawler so that reading them is cheap.
 
-`warchive crawl`'s option defaults come from here: every `warchive` command
-builds its argument parser at start-up, and must not pay for importing the
-crawler (asyncio, numpy, the fetcher) to do so. Nothing here imports more
-than the standard library until a method needs it.
+`warchive crawl`'s option defaults come from here: the CLI builds the crawl
+options from it without paying for the crawler (asyncio, numpy, the fetcher).
+It imports only the rule modules whose objects it makes (``politeness``,
+``scope``); it must not import the crawler or anything it drives.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from .. import __version__
 from ..errors import ArchiveError
-
-if TYPE_CHECKING:
-    from .frontier import Politeness
-    from .scope import Scope
+from ..surt import surt
+from .politeness import Politeness
+from .scope import Scope
 
 __all__ = ["CrawlConfig", "CrawlError"]
 
 
 class CrawlError(ArchiveError):
     """A crawl that cannot start or resume (the message says which file and what to do)."""
-
 
 
 @dataclass
@@ -79,9 +77,7 @@ class CrawlConfig:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
-    def politeness(self) -> "Politeness":
-        from .frontier import Politeness
-
+    def politeness(self) -> Politeness:
         if self.politeness_off:
             p = Politeness.off()
             p.crawl_delay_cap = 0.0     # "no delays at all" includes robots.txt's Crawl-delay
@@ -91,10 +87,7 @@ class CrawlConfig:
         p.max_retries = self.max_retries
         return p
 
-    def make_scope(self) -> "Scope":
-        from ..surt import surt
-        from .scope import Scope
-
+    def make_scope(self) -> Scope:
         hosts: List[str] = []
         domains: List[str] = []
         if self.scope == "host":

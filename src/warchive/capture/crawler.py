@@ -49,8 +49,9 @@ from .crawl_config import CrawlConfig, CrawlError
 from .crawl_log import CrawlLog, CrawlLogEntry
 from .dedup import Deduplicator, DigestIndex, PreviousCapture, conditional_headers
 from .fetch import FetchResult, Fetcher, StaticResolver, SystemResolver
-from .frontier import Frontier, Lease, host_key
+from .frontier import Frontier, Lease
 from .links import extract_links
+from .politeness import host_key
 from .robots import UNREACHABLE, RobotsCache, page_directives
 from .seen import open_seen
 from .session import SessionDB, read_session
