@@ -686,7 +686,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
-    from .capture.crawler import CrawlConfig, Crawler, Progress, screenshots_available
+    from .capture.crawler import CrawlConfig, Crawler, screenshots_available
+    from .capture.progress import Progress
 
     if args.screenshots and not screenshots_available():
         print("warchive crawl: error: --screenshots is not available in this build "
@@ -695,7 +696,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     if args.resume:
         coll = args.output
         session = None
-        from .capture.crawler import latest_session
+        from .capture.session import latest_session
 
         session = latest_session(args.resume)
         if coll is None:   # COLL/crawls/ID

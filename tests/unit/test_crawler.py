@@ -398,7 +398,7 @@ def test_sigterm_stops_cleanly_and_resume_completes(tmp_path):
 def test_progress_display():
     import io
 
-    from warchive.capture.crawler import Progress
+    from warchive.capture.progress import Progress
 
     class F:
         def __len__(self):

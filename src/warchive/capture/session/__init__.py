@@ -14,11 +14,13 @@ journals") specifies the journal and its sidecar index.
     reader    ``Session``, ``read_session``: a whole journal in memory
     sidecar   ``SessionIndex``, ``build_index``, ``lookup``: the sorted sidecar index
     report    the tables `warchive session show|failed|skipped|stats` print
+    dirs      where a collection's crawl sessions live (``COLL/crawls/ID/``)
 
 This package writes and reads journals; it must not fetch, write WARCs or decide dedup:
 those call it.
 """
 
+from .dirs import latest_session, session_dirs
 from .journal import DEFAULT_FSYNC, SessionDB
 from .lock import live_writer, lock_is_live, read_lock
 from .parse import Parsed, parse_journal
@@ -30,4 +32,4 @@ from .sidecar import SessionIndex, build_index, index_key, index_state, lookup, 
 __all__ = ["DEFAULT_FSYNC", "DUPLICATE", "FORMAT_VERSION", "KINDS", "Entry", "Head", "Hop", "Parsed", "Session",
            "SessionDB", "SessionIndex", "SessionWarning", "UrlRecord", "build_index", "decode_entry", "index_key",
            "index_state", "live_writer", "lock_is_live", "lookup", "parse_journal", "read_index_header",
-           "read_lock", "read_session"]
+           "read_lock", "read_session", "latest_session", "session_dirs"]
