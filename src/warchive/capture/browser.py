@@ -324,7 +324,7 @@ class Screenshotter:
     async def start(self) -> "Screenshotter":
         if self._browser is not None:
             return self
-        try:
+        try:   # Playwright is the optional extra "browser": imported when a browser is started
             from playwright.async_api import async_playwright
         except ImportError:
             raise BrowserUnavailable("screenshots need Playwright: pip install 'warchive[browser]' "
@@ -430,7 +430,7 @@ class Screenshotter:
             self._slots.put_nowait(slot)
 
     async def _render(self, slot: _Slot, job: _Job) -> Screenshot:
-        from playwright.async_api import TimeoutError as PlaywrightTimeout
+        from playwright.async_api import TimeoutError as PlaywrightTimeout   # started: Playwright is there
 
         page = await self._page(slot)
         slot.job = job

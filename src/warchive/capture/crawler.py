@@ -43,6 +43,7 @@ from datetime import datetime, timezone
 from typing import Awaitable, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import __version__
+from ..durable import AtomicOutput
 from ..errors import ArchiveError
 from ..warc.writer import WarcWriter, Written, new_record_id
 from .crawl_config import CrawlConfig, CrawlError
@@ -164,10 +165,8 @@ class Crawler:
         if not self.resume:
             if os.path.exists(journal):
                 raise CrawlError(f"{self.session_dir}: holds a crawl session already; resume it with --resume")
-            tmp = cfg_path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(cfg.to_json(), f, indent=1, sort_keys=True)
-            os.replace(tmp, cfg_path)
+            with AtomicOutput(cfg_path) as out:
+                out.write(json.dumps(cfg.to_json(), indent=1, sort_keys=True).encode("utf-8"))
         else:
             if not os.path.exists(journal):
                 raise CrawlError(f"{journal}: no session journal to resume")

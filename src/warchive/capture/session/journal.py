@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Unio
 import msgspec
 
 from ...errors import SessionFormatError
-from . import lock
+from .lock import acquire, lock_path, release
 from .schema import FORMAT_VERSION, SOFTWARE, VERSION_KEY, PathLike, SessionWarning, check_version_line, now
 
 DEFAULT_FSYNC: Union[str, int] = 1000   # fdatasync every 1000 entries, and at close
@@ -64,7 +64,7 @@ class SessionDB:
         self._every = _fsync_every(fsync)
         self._count = 0
         self._fd = -1
-        self._owns_lock = lock.acquire(self.path, force)
+        self._owns_lock = acquire(self.path, force)
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
             self._prepare()
@@ -79,12 +79,12 @@ class SessionDB:
 
     @property
     def lock_path(self) -> str:
-        return lock.lock_path(self.path)
+        return lock_path(self.path)
 
     def _unlock(self) -> None:
         if self._owns_lock:
             self._owns_lock = False
-            lock.release(self.path)
+            release(self.path)
 
     # open, repair, version line
 

@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from .reader import Session, UrlRecord
+from .reader import Session
+from .record import UrlRecord
+from .schema import Entry
 
 Row = Sequence[Any]
 
@@ -63,7 +65,7 @@ def _cell(v: Any) -> str:
     return str(v).replace("\t", "\\t").replace("\n", "\\n")
 
 
-def _where(e: Any) -> str:
+def _where(e: Entry) -> str:
     return f"{e.warc}:{e.offset}" if e.warc else "-"
 
 
