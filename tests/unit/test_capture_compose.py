@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from warchive.capture.frontier import Frontier
 from warchive.capture.politeness import Politeness
-from warchive.capture.robots import RobotsCache
+from warchive.capture.robots_cache import RobotsCache
 from warchive.capture.scope import Scope
 from warchive.capture.seen import ExactSeen
 

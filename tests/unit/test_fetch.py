@@ -401,7 +401,7 @@ def test_hostile_responses_never_raise(shared_site, head, lines, tail):
 
 def test_robots_cache_through_the_fetcher(web_site):
     """The robots module's cache, fed by the fetcher: each host's robots.txt of the test site."""
-    from warchive.capture.robots import RobotsCache
+    from warchive.capture.robots_cache import RobotsCache
     cache = RobotsCache("warchive-test")
     archived = []
 

@@ -54,7 +54,8 @@ from .dedup import Decision, Deduplicator, DigestIndex, PreviousCapture, conditi
 from .fetch import FetchResult, Fetcher, Resolver, StaticResolver, SystemResolver
 from .frontier import Frontier, Lease
 from .links import extract_links
-from .robots import UNREACHABLE, AsyncFetch, RobotsCache, page_directives
+from .robots_cache import UNREACHABLE, AsyncFetch, RobotsCache
+from .robots_meta import page_directives
 from .resume import read_previous, recover_warcs, restore_robots
 from .seen import open_seen
 from .session import Session, SessionDB, read_session

@@ -218,7 +218,7 @@ class FetchResult:
         return decode_body(self.body, self.header("transfer-encoding"), self.header("content-encoding"))
 
     def robots_view(self) -> Tuple[int, List[Tuple[str, str]], bytes, str]:
-        """What ``warchive.capture.robots.RobotsCache`` asks of a fetch: (status, headers, decoded
+        """What ``warchive.capture.robots_cache.RobotsCache`` asks of a fetch: (status, headers, decoded
         body, URL fetched), status 0 when no response head came back (the cache follows redirects)."""
         return (max(self.status, 0), self.headers, self.payload() if self.status > 0 else b"", self.url)
 

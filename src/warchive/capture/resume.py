@@ -24,7 +24,7 @@ from ..warc import open as open_warc
 from ..warc.check import recover
 from ..warc.content import content_stream
 from .politeness import host_key
-from .robots import RobotsCache
+from .robots_cache import RobotsCache
 from .session import Session, read_session
 
 __all__ = ["Previous", "read_previous", "recover_warcs", "restore_robots"]
