@@ -15,7 +15,8 @@ import pytest
 
 from testsite import Reply, Site, response_bytes, web_site  # noqa: F401  (web_site is a fixture)
 from warchive.capture import fetch as F
-from warchive.capture.fetch import Fetcher, StaticResolver
+from warchive.capture.fetch import Fetcher
+from warchive.capture.resolve import StaticResolver
 
 HOST = "h001.site.test"
 

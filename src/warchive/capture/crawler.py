@@ -51,12 +51,13 @@ from .crawl_index import CrawlIndex
 from .crawl_log import CrawlLog, CrawlLogEntry
 from .crawl_screenshots import CrawlScreenshots
 from .dedup import Decision, Deduplicator, DigestIndex, PreviousCapture, conditional_headers
-from .fetch import FetchResult, Fetcher, Resolver, StaticResolver, SystemResolver
+from .fetch import FetchResult, Fetcher
 from .frontier import Frontier, Lease
 from .links import extract_links
+from .resolve import Resolver, StaticResolver, SystemResolver
+from .resume import read_previous, recover_warcs, restore_robots
 from .robots_cache import UNREACHABLE, AsyncFetch, RobotsCache
 from .robots_meta import page_directives
-from .resume import read_previous, recover_warcs, restore_robots
 from .seen import open_seen
 from .session import Session, SessionDB, read_session
 from .session.dirs import CONFIG, JOURNAL, latest_session
