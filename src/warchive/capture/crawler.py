@@ -26,8 +26,10 @@ is finished; ``.open`` WARC files are cut after their last whole record and inde
 resume (lines already in a segment are not written twice).
 
 The index segments are ``crawl_index``'s, what a resumed run takes over from the killed
-one is ``resume``'s, and ``--screenshots`` is ``crawl_screenshots``'s. This module must
-not parse HTTP, robots.txt or HTML, decide scope, or format index lines itself: the
+one is ``resume``'s, and ``--screenshots`` is ``crawl_screenshots``'s. What is left (about
+600 lines) is one piece: the loop's steps share one crawler's state (frontier, session,
+writer, dedup, stats), and their order is the crash-safety argument above. This module
+must not parse HTTP, robots.txt or HTML, decide scope, or format index lines itself: the
 modules it drives do.
 """
 
