@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import testsite  # noqa: E402
-from warchive.capture.fetch import Fetcher, StaticResolver  # noqa: E402
+from warchive.capture.fetch import Fetcher  # noqa: E402
+from warchive.capture.resolve import StaticResolver  # noqa: E402
 from warchive.capture.links import extract_html  # noqa: E402
 
 N = int(os.environ.get("FETCH_BENCH_N", "3000"))

@@ -23,7 +23,8 @@ from typing import Dict, List
 
 import pytest
 
-from warchive.capture.frontier import Frontier, Politeness
+from warchive.capture.frontier import Frontier
+from warchive.capture.politeness import Politeness
 from warchive.capture.seen import BloomSeen, ExactSeen
 
 N = int(os.environ.get("FRONTIER_BENCH_URLS", "1000000"))

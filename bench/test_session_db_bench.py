@@ -1,4 +1,4 @@
-"""Session database (warchive.capture.session_db): append rate, load time and sidecar lookups.
+"""Session database (warchive.capture.session): append rate, load time and sidecar lookups.
 
     python -m pytest bench/test_session_db_bench.py -s          # 1,000,000 entries
     SESSION_BENCH_ENTRIES=200000 python -m pytest bench/test_session_db_bench.py -s
@@ -21,7 +21,7 @@ from typing import Dict
 
 import pytest
 
-from warchive.capture import session_db as sdb
+from warchive.capture import session as sdb
 
 N = int(os.environ.get("SESSION_BENCH_ENTRIES", "1000000"))
 FSYNC_ALWAYS_N = 2000          # fdatasync per entry costs a disk flush each: a small sample

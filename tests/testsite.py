@@ -168,7 +168,7 @@ class Site:
 
     def resolver(self):
         """A warchive StaticResolver sending every host of this site (and any *.site.test) to 127.0.0.1."""
-        from warchive.capture.fetch import StaticResolver
+        from warchive.capture.resolve import StaticResolver
         table: Dict[str, str] = {h: "127.0.0.1" for h in self.hosts}
         table["*." + DOMAIN] = "127.0.0.1"
         return StaticResolver(table)

@@ -112,7 +112,7 @@ class CaptureNotFound(ArchiveError, LookupError):
 
 
 class SessionFormatError(CorruptRecordError):
-    """A session journal (warchive.capture.session_db) holds a line that is not an entry, or is
+    """A session journal (warchive.capture.session) holds a line that is not an entry, or is
     not a journal at all (no version line), at ``offset`` in ``path``."""
 
 

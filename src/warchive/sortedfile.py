@@ -2,7 +2,8 @@
 
 CDX/CDXJ indexes, record indexes (.rix) and session sidecars are files of
 lines sorted bytewise; ``SortedFile`` finds the lines of a key range by
-binary search over an mmap of the file, without reading it whole. This module
+binary search over an mmap of the file, without reading it whole
+(``MappedFile``: the mapping, for readers of unsorted line files). This module
 must not parse the lines it returns and imports nothing from the package.
 """
 
@@ -10,14 +11,13 @@ from __future__ import annotations
 
 import mmap
 import os
-from typing import Iterator, Optional
+from typing import Iterator, Optional, TypeVar
+
+_M = TypeVar("_M", bound="MappedFile")
 
 
-class SortedFile:
-    """A file of lines sorted bytewise (CDX, CDXJ, record indexes, session sidecars), searched
-    in place: mmap'd, binary search on line starts. ``range(start, stop)`` gives the lines
-    (bytes, without LF) with start <= line < stop. CDX header lines (`` CDX ...``) and blank
-    lines are never returned."""
+class MappedFile:
+    """A file mapped read-only as it is when opened: ``_mm`` is None when it is empty or closed."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -26,17 +26,34 @@ class SortedFile:
         self._mm: Optional[mmap.mmap] = mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
         self._size = size
 
+    @property
+    def mm(self) -> Optional[mmap.mmap]:
+        """The mapping (None when the file is empty or closed)."""
+        return self._mm
+
+    @property
+    def size(self) -> int:
+        """The file's size when it was opened (what is mapped)."""
+        return self._size
+
     def close(self) -> None:
         if self._mm is not None:
             self._mm.close()
             self._mm = None
         self._f.close()
 
-    def __enter__(self) -> "SortedFile":
+    def __enter__(self: _M) -> _M:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class SortedFile(MappedFile):
+    """A file of lines sorted bytewise (CDX, CDXJ, record indexes, session sidecars), searched
+    in place: mmap'd, binary search on line starts. ``range(start, stop)`` gives the lines
+    (bytes, without LF) with start <= line < stop. CDX header lines (`` CDX ...``) and blank
+    lines are never returned."""
 
     def _line_start(self, pos: int) -> int:
         """Start of the line that holds byte pos."""

@@ -276,7 +276,7 @@ def test_skips_are_listed_by_warchive_session_skipped(crawls, tmp_path):
     by ``warchive session skipped`` with the capture that holds the payload."""
     import subprocess
 
-    session_db = pytest.importorskip("warchive.capture.session_db")
+    session_db = pytest.importorskip("warchive.capture.session")
     d = crawls["skipper"].decisions["http://d.example/logo.png"]
     journal = tmp_path / "session.jsonl"
     with session_db.SessionDB(journal) as db:

@@ -19,9 +19,9 @@ sys.path.insert(0, str(TESTS))
 import localsite  # noqa: E402
 import pngutil  # noqa: E402
 from testsite import DOMAIN, Site, response_bytes  # noqa: E402
-from warchive.capture.browser import find_screenshots, load_screenshot  # noqa: E402
+from warchive.replay.screenshots import find_screenshots, load_screenshot  # noqa: E402
 from warchive.capture.crawler import CrawlConfig, Crawler  # noqa: E402
-from warchive.capture.session_db import read_session  # noqa: E402
+from warchive.capture.session import read_session  # noqa: E402
 from warchive.index.segment import Segment  # noqa: E402
 
 

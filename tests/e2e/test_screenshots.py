@@ -21,6 +21,7 @@ from warchive.collection import add_warcs
 from warchive.index.cdx import written_record_line
 from warchive.index.query import Index
 from warchive.replay.load import load_capture
+from warchive.replay import screenshots as S
 from warchive.warc.writer import WarcWriter
 
 
@@ -263,11 +264,11 @@ def test_screenshot_record_indexed_found_and_loaded(site, run, tmp_path, cdxj_in
     peer = cdxj_indexer(w.closed_files, [])
     assert peer.error is None
     assert [ln for ln in peer.output.splitlines(keepends=True) if ln.startswith(b"urn:")] == lines
-    assert lines[0].startswith(B.screenshot_key(url).encode() + b" ")
+    assert lines[0].startswith(S.screenshot_key(url).encode() + b" ")
 
     coll = tmp_path / "coll"
     add_warcs(str(coll), w.closed_files)
-    (cap,) = B.find_screenshots(str(coll), url)
+    (cap,) = S.find_screenshots(str(coll), url)
     with Index(str(coll)) as idx:
         with load_capture(cap, index=idx) as loaded:
             assert loaded.read() == shot.png

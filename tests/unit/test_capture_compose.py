@@ -7,8 +7,9 @@ forbids, the Crawl-delay it asks for, where the trap is), not from a previous ru
 
 from __future__ import annotations
 
-from warchive.capture.frontier import Frontier, Politeness
-from warchive.capture.robots import RobotsCache
+from warchive.capture.frontier import Frontier
+from warchive.capture.politeness import Politeness
+from warchive.capture.robots_cache import RobotsCache
 from warchive.capture.scope import Scope
 from warchive.capture.seen import ExactSeen
 

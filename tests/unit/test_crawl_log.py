@@ -167,7 +167,7 @@ def test_entry_from_fetch():
 
 
 def test_entry_from_dns():
-    from warchive.capture.fetch import DnsFacts
+    from warchive.capture.resolve import DnsFacts
     facts = DnsFacts("a.test", ["10.0.0.1", "::1"], epoch(2024, 1, 1, 0, 0, 1, 5), 0.012)
     e = CrawlLogEntry.from_dns(facts, via="http://a.test/", thread=2)
     block = b"20240101000001\na.test.\t0\tIN\tA\t10.0.0.1\na.test.\t0\tIN\tAAAA\t::1\n"
@@ -179,7 +179,7 @@ def test_entry_from_dns():
 
 def test_frontier_ledger_annotation_round_trips():
     """The politeness ledger entry the frontier hands out is written and read back as one annotation."""
-    from warchive.capture.frontier import LedgerEntry
+    from warchive.capture.politeness import LedgerEntry
     led = LedgerEntry(host="com,example,", url="http://example.com/", required=5.0, waited=5.25,
                       reason="crawl-delay", not_before=0.0, issued=0.0)
     first = LedgerEntry(host="com,example,", url="http://example.com/", required=0.0, waited=None,

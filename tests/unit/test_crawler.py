@@ -25,7 +25,7 @@ import pytest
 from testsite import DOMAIN, Site, add_standard_host, html, response_bytes
 from warchive.capture.crawl_log import read_log
 from warchive.capture.crawler import CrawlConfig, Crawler
-from warchive.capture.session_db import read_session
+from warchive.capture.session import read_session
 from warchive.index.query import Index
 from warchive.replay.load import load_capture
 from warchive.index.segment import Segment
@@ -398,7 +398,7 @@ def test_sigterm_stops_cleanly_and_resume_completes(tmp_path):
 def test_progress_display():
     import io
 
-    from warchive.capture.crawler import Progress
+    from warchive.cli.progress import Progress
 
     class F:
         def __len__(self):
@@ -486,7 +486,8 @@ def test_page_hooks(tmp_path):
 def test_resume_skips_what_the_session_says_is_finished(tmp_path):
     """A URL back in the frontier after its finish was lost (its "F" line never written) is not
     fetched again: the session journal says it finished."""
-    from warchive.capture.frontier import Frontier, Politeness
+    from warchive.capture.frontier import Frontier
+    from warchive.capture.politeness import Politeness
 
     site = Site()
     host = "r." + DOMAIN

@@ -15,7 +15,8 @@ import pytest
 
 from testsite import Reply, Site, response_bytes, web_site  # noqa: F401  (web_site is a fixture)
 from warchive.capture import fetch as F
-from warchive.capture.fetch import Fetcher, StaticResolver
+from warchive.capture.fetch import Fetcher
+from warchive.capture.resolve import StaticResolver
 
 HOST = "h001.site.test"
 
@@ -401,7 +402,7 @@ def test_hostile_responses_never_raise(shared_site, head, lines, tail):
 
 def test_robots_cache_through_the_fetcher(web_site):
     """The robots module's cache, fed by the fetcher: each host's robots.txt of the test site."""
-    from warchive.capture.robots import RobotsCache
+    from warchive.capture.robots_cache import RobotsCache
     cache = RobotsCache("warchive-test")
     archived = []
 

@@ -1,11 +1,10 @@
-"""The frontier: d-ary heap, Heritrix politeness, Retry-After, token bucket, priorities, hops, revisits,
+"""The frontier: Heritrix politeness, Retry-After, token bucket, priorities, hops, revisits,
 the politeness ledger, and checkpoint/restore (including after SIGKILL). No test sleeps: the clock is injected."""
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import heapq
 import os
 import signal
 import subprocess
@@ -15,8 +14,9 @@ import textwrap
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from warchive.capture.frontier import (DaryHeap, Frontier, FrontierFormatError, Politeness, host_key,
-                                       parse_retry_after)
+from warchive.capture.checkpoint import FrontierFormatError
+from warchive.capture.frontier import Frontier
+from warchive.capture.politeness import Politeness, host_key, parse_retry_after
 
 
 class Clock:
@@ -30,34 +30,6 @@ class Clock:
 def make(pol=None, **kw):
     clock = Clock()
     return Frontier(pol or Politeness(), clock=clock, wallclock=lambda: 1_700_000_000.0, **kw), clock
-
-
-# ---- the heap
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.tuples(st.just("push"), st.integers(-50, 50)), st.just(("pop", 0)))),
-       st.integers(2, 8))
-def test_dary_heap_pops_in_heapq_order(ops, d):
-    h = DaryHeap(d)
-    ref = []
-    seq = 0
-    for op, v in ops:
-        if op == "push":
-            seq += 1
-            h.push((v, seq))
-            heapq.heappush(ref, (v, seq))
-        elif ref:
-            assert h.pop() == heapq.heappop(ref)
-        assert len(h) == len(ref)
-    while ref:
-        assert h.pop() == heapq.heappop(ref)
-
-
-def test_dary_heap_heapify():
-    items = [(x * 7919) % 101 for x in range(300)]
-    h = DaryHeap(5, items)
-    assert [h.pop() for _ in range(300)] == sorted(items)
 
 
 # ---- politeness
@@ -341,7 +313,8 @@ def test_restore_after_sigkill(tmp_path):
     """A child queues, leases and finishes URLs, then SIGKILLs itself mid-way: nothing queued is lost."""
     script = textwrap.dedent(f"""
         import os, signal
-        from warchive.capture.frontier import Frontier, Politeness
+        from warchive.capture.frontier import Frontier
+        from warchive.capture.politeness import Politeness
         f = Frontier.open({str(tmp_path)!r}, Politeness.off(), checkpoint_every=25)
         for i in range(100):
             f.add(f"http://h{{i % 4}}.test/{{i}}")

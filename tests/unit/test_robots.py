@@ -1,7 +1,8 @@
 """robots.txt against the text of RFC 9309; each test names the section whose sentence it checks.
 
 Expected answers are read off the RFC's sentences and examples (and, where the RFC leaves a
-choice, off the choice documented in warchive.capture.robots), never off our own output.
+choice, off the choice documented in warchive.capture.robots and warchive.capture.robots_cache),
+never off our own output.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import sys
 
 import pytest
 
-from warchive.capture.robots import (FOUND, UNAVAILABLE, UNREACHABLE, RobotsCache, RobotsTxt, meta_robots,
-                                     normalize_path, page_directives, product_token, robots_url, url_path,
-                                     x_robots_tag)
+from warchive.capture.robots import RobotsTxt, normalize_path, product_token, robots_url, url_path
+from warchive.capture.robots_cache import FOUND, UNAVAILABLE, UNREACHABLE, RobotsCache
+from warchive.capture.robots_meta import meta_robots, page_directives, x_robots_tag
 
 RFC_5_1 = b"""User-Agent: *
 Disallow: *.gif$

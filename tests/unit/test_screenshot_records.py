@@ -18,6 +18,7 @@ from warchive.errors import ArchiveError
 from warchive.index.cdx import written_record_line
 from warchive.index.query import Index
 from warchive.replay.load import load_capture
+from warchive.replay import screenshots as S
 from warchive.surt import surt
 from warchive.warc.reader import ArchiveIterator
 from warchive.warc.writer import WarcWriter
@@ -76,9 +77,9 @@ def test_refuses_non_png(tmp_path):
 def test_key_is_the_surt_packages(url):
     import surt as surt_pkg
 
-    assert B.screenshot_key(url) == surt_pkg.surt("urn:screenshot:" + url) == surt("urn:screenshot:" + url)
+    assert S.screenshot_key(url) == surt_pkg.surt("urn:screenshot:" + url) == surt("urn:screenshot:" + url)
     # lower-cased and canonicalized, not host-reversed: the scheme and host stay as written
-    assert B.screenshot_key(url).startswith("urn:screenshot:" + url.split("://")[0].lower() + "://")
+    assert S.screenshot_key(url).startswith("urn:screenshot:" + url.split("://")[0].lower() + "://")
 
 
 def test_index_line_equals_cdxj_indexer(tmp_path, cdxj_indexer, warchive_cli):
@@ -96,7 +97,7 @@ def test_index_line_equals_cdxj_indexer(tmp_path, cdxj_indexer, warchive_cli):
     # the crawler's index-as-it-goes line is the same line
     assert [written_record_line(w) for w in written] == lines
     key, ts, js = lines[0].split(b" ", 2)
-    assert key.decode() == B.screenshot_key(PAGE) == "urn:screenshot:http://example.com/a/page?a=1&b=2"
+    assert key.decode() == S.screenshot_key(PAGE) == "urn:screenshot:http://example.com/a/page?a=1&b=2"
     assert ts == b"20261129120001"
     assert json.loads(js)["mime"] == "image/png" and "status" not in json.loads(js)
 
@@ -106,18 +107,18 @@ def test_found_by_page_url_and_loaded(tmp_path, warchive_cli):
     paths, resp, _ = write(tmp_path, [shot(), early])
     coll = tmp_path / "coll"
     assert add_warcs(str(coll), paths)
-    caps = B.find_screenshots(str(coll), PAGE)
+    caps = S.find_screenshots(str(coll), PAGE)
     assert [c["timestamp"] for c in caps] == ["20261129120001", "20261129120005"]
     assert all(c["mime"] == "image/png" and c["url"] == "urn:screenshot:" + PAGE for c in caps)
-    assert [c["timestamp"] for c in B.find_screenshots(str(coll), PAGE, closest="20261129120004")] == \
+    assert [c["timestamp"] for c in S.find_screenshots(str(coll), PAGE, closest="20261129120004")] == \
         ["20261129120005", "20261129120001"]
     with Index(str(coll)) as idx:
         with load_capture(caps[1], index=idx) as cap:
             assert cap.read() == early.png
-        png, meta = B.load_screenshot(caps[0], idx)
+        png, meta = S.load_screenshot(caps[0], idx)
     assert png == shot().png and meta["page_record_id"] == resp.record_id
     # the page's own capture is not a screenshot, and another page has none
-    assert B.find_screenshots(str(coll), "http://example.com/other") == []
+    assert S.find_screenshots(str(coll), "http://example.com/other") == []
     # warchive lookup by the urn
     out = warchive_cli(["lookup", "urn:screenshot:" + PAGE, str(coll)])
     assert out.returncode == 0 and out.stdout.count(b"\n") == 2 and b'"image/png"' in out.stdout
@@ -129,9 +130,9 @@ def test_found_from_variants_of_the_page_url(tmp_path):
     add_warcs(str(coll), paths)
     for asked in ("https://example.com/a/Page?b=2&a=1", "http://www.example.com/a/Page?a=1&b=2",
                   "https://www.example.com/a/page?b=2&a=1#x"):
-        assert len(B.find_screenshots(str(coll), asked)) == 1, asked
-    assert B.find_screenshots(str(coll), "https://www.example.com/a/Page?b=2&a=1", variants=False) == []
-    assert B.find_screenshots(str(coll), "http://example.org/a/Page?b=2&a=1") == []
+        assert len(S.find_screenshots(str(coll), asked)) == 1, asked
+    assert S.find_screenshots(str(coll), "https://www.example.com/a/Page?b=2&a=1", variants=False) == []
+    assert S.find_screenshots(str(coll), "http://example.org/a/Page?b=2&a=1") == []
 
 
 def test_other_prefixes(tmp_path):
@@ -139,8 +140,8 @@ def test_other_prefixes(tmp_path):
         w.write_resource("urn:view:" + PAGE, shot().png, "image/png", date="2026-11-29T12:00:00Z")
     coll = tmp_path / "coll"
     add_warcs(str(coll), w.closed_files)
-    assert B.find_screenshots(str(coll), PAGE) == []
-    assert len(B.find_screenshots(str(coll), PAGE, prefixes=(B.SCREENSHOT_PREFIX,) + B.OTHER_PREFIXES)) == 1
+    assert S.find_screenshots(str(coll), PAGE) == []
+    assert len(S.find_screenshots(str(coll), PAGE, prefixes=(S.SCREENSHOT_PREFIX,) + S.OTHER_PREFIXES)) == 1
 
 
 def test_captured_from_http_undoes_chunking_and_gzip():

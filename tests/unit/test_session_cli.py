@@ -1,4 +1,4 @@
-"""`warchive session show|failed|skipped|stats FILE` (warchive.capture.session_report)."""
+"""`warchive session show|failed|skipped|stats FILE` (warchive.capture.session.report)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from warchive.capture.session_db import SessionDB
-from warchive.capture.session_report import format_table
+from warchive.capture.session import SessionDB
+from warchive.capture.session.report import format_table
 from warchive.cli import main
 
 A, A2 = "https://a.example/", "https://a.example/en/"

@@ -1,4 +1,4 @@
-"""The session database (warchive.capture.session_db): every rule of the journal format.
+"""The session database (warchive.capture.session): every rule of the journal format.
 
 Version line, interleaved entries, torn last line (ignored, then cut before the next
 append), unknown fields and kinds kept, damaged lines in the middle, the pid lock
@@ -24,8 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from warchive.capture import session_db as sdb
-from warchive.capture.session_db import SessionDB, SessionIndex, SessionWarning, read_session
+from warchive.capture import session as sdb
+from warchive.capture.session import lock
+from warchive.capture.session import SessionDB, SessionIndex, SessionWarning, read_session
 from warchive.errors import ArchiveError, SessionFormatError, SessionLockedError, UnsupportedFormatError
 
 
@@ -259,7 +260,7 @@ def test_failed_write_leaves_no_torn_line(journal, monkeypatch):
 
 HOLDER = """
 import sys, time
-from warchive.capture.session_db import SessionDB
+from warchive.capture.session import SessionDB
 db = SessionDB(sys.argv[1])
 print("ready", flush=True)
 sys.stdin.readline()
@@ -305,7 +306,7 @@ def test_lock_reused_pid_is_stale(journal):
     # a live pid whose start time differs from the one recorded: the pid was reused
     with open(journal + ".pid", "w") as f:
         json.dump({"pid": os.getppid(), "start": "1", "host": None}, f)
-    if sdb._proc_start(os.getppid()) is None:
+    if lock._proc_start(os.getppid()) is None:
         pytest.skip("no /proc here")
     with SessionDB(journal):
         assert sdb.read_lock(journal)["pid"] == os.getpid()

@@ -8,7 +8,6 @@
         # parallel: the browser fetches the page itself (only from allowed origins)
         shot = await shots.screenshot(url, allow=["http://127.0.0.1:8000"])
     written = write_screenshot(warc_writer, shot, page_record_id=resp.record_id)
-    find_screenshots("collections/web", url)    # the captures of the page's screenshots
 
 The browser is Debian's ``chromium`` driven through Playwright's async API
 (``executable_path``; Playwright's own browser downloads are never used).
@@ -27,10 +26,9 @@ mapped names, so nothing else can be reached even by name.
 Records (docs/format.md, "Screenshots (associated resources)"): a
 ``resource`` record, WARC-Target-URI ``urn:screenshot:`` + page URL,
 Content-Type ``image/png``, WARC-Concurrent-To the page's response record,
-metadata as compact JSON in the ``WARC-JSON-Metadata`` header. Its index
-key is what the SURT kernel makes of that URI (the URI lower-cased and
-canonicalized, not host-reversed): ``screenshot_key`` computes it and
-``find_screenshots`` looks screenshots up by page URL.
+metadata as compact JSON in the ``WARC-JSON-Metadata`` header (the names are
+``warchive.warc.screenshot``'s). Replay finds them again by page URL
+(``warchive.replay.screenshots``).
 
 This module must not write anything but through a WarcWriter, and must not
 let the browser reach a host the caller did not allow.
@@ -55,20 +53,15 @@ from ..errors import ArchiveError
 from ..warc.content import content_stream
 from ..warc.headers import Headers
 from ..warc.builder import split_http
+from ..warc.screenshot import JSON_METADATA, PNG, screenshot_uri
 from ..warc.writer import WarcWriter, Written
 
 if TYPE_CHECKING:  # playwright is the optional extra "browser"
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
 
-SCREENSHOT_PREFIX = "urn:screenshot:"
-PNG = "image/png"
-JSON_METADATA = "WARC-JSON-Metadata"
 SAME_FETCH = "same-fetch"
 PARALLEL = "parallel"
 DEFAULT_VIEWPORT = (1280, 800)
-# prefixes other crawlers give the same kind of record (Browsertrix Crawler's screenshot types);
-# find_screenshots can be asked to look under them too
-OTHER_PREFIXES = ("urn:view:", "urn:fullPage:", "urn:thumbnail:")
 _HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer",
                          "upgrade", "content-encoding", "content-length"))
 _MAX_LISTED = 200   # blocked/missing URLs kept in a Screenshot (the counts are exact)
@@ -332,7 +325,7 @@ class Screenshotter:
     async def start(self) -> "Screenshotter":
         if self._browser is not None:
             return self
-        try:
+        try:   # Playwright is the optional extra "browser": imported when a browser is started
             from playwright.async_api import async_playwright
         except ImportError:
             raise BrowserUnavailable("screenshots need Playwright: pip install 'warchive[browser]' "
@@ -438,7 +431,7 @@ class Screenshotter:
             self._slots.put_nowait(slot)
 
     async def _render(self, slot: _Slot, job: _Job) -> Screenshot:
-        from playwright.async_api import TimeoutError as PlaywrightTimeout
+        from playwright.async_api import TimeoutError as PlaywrightTimeout   # started: Playwright is there
 
         page = await self._page(slot)
         slot.job = job
@@ -561,11 +554,6 @@ def _is_main_navigation(route: "Route") -> bool:
 
 # --------------------------------------------------------------------------- records
 
-def screenshot_uri(page_url: str) -> str:
-    """The WARC-Target-URI of a page's screenshot record: ``urn:screenshot:`` + page URL."""
-    return SCREENSHOT_PREFIX + page_url
-
-
 def write_screenshot(writer: WarcWriter, shot: Screenshot, *, page_record_id: Optional[str] = None,
                      page_date: Optional[str] = None) -> Written:
     """Write ``shot`` as a ``resource`` record (docs/format.md, "Screenshots"): target URI
@@ -579,100 +567,5 @@ def write_screenshot(writer: WarcWriter, shot: Screenshot, *, page_record_id: Op
                                  date=shot.date, extra=[(JSON_METADATA, meta)])
 
 
-# --------------------------------------------------------------------------- finding them again
-
-def screenshot_key(page_url: str) -> str:
-    """The index key (urlkey) of the screenshot records of ``page_url``: the SURT kernel's key of
-    ``urn:screenshot:`` + URL, which is that URI lower-cased and canonicalized (query sorted,
-    fragment and a trailing slash dropped) but not host-reversed, as cdxj-indexer writes it."""
-    from ..surt import canonicalize
-
-    return canonicalize(screenshot_uri(page_url))
-
-
-def page_variants(page_url: str) -> List[str]:
-    """``page_url`` and the forms of it that share its SURT key but not its screenshot key:
-    http/https and with/without ``www.`` (the surt package drops both from page keys)."""
-    p = urlsplit(page_url)
-    if p.scheme.lower() not in ("http", "https") or not p.hostname:
-        return [page_url]
-    rest = page_url.split("://", 1)[1]
-    auth, sep, tail = rest.partition("/")
-    hosts = [auth]
-    bare = auth[4:] if auth.lower().startswith("www.") else None
-    hosts.append(bare if bare is not None else "www." + auth)
-    out: List[str] = []
-    for scheme in ("http", "https") if p.scheme.lower() == "http" else ("https", "http"):
-        for h in hosts:
-            u = f"{scheme}://{h}{sep}{tail}"
-            if u not in out:
-                out.append(u)
-    return [page_url] + [u for u in out if u != page_url]
-
-
-def find_screenshots(index: Any, page_url: str, *, variants: bool = True, closest: Optional[str] = None,
-                     prefixes: Sequence[str] = (SCREENSHOT_PREFIX,)) -> List[Dict[str, Any]]:
-    """The captures (dicts as ``Index.query`` gives them) of the screenshots of ``page_url``.
-
-    ``index`` is an ``Index`` or the path(s) of collections / index files. Exact lookups of
-    ``urn:screenshot:`` + URL (and, with ``variants``, of the http/https and www forms whose
-    page key is the same), image captures only, oldest first, or closest to ``closest``
-    (a 1-14 digit timestamp) first. ``prefixes`` may add other crawlers' prefixes
-    (``OTHER_PREFIXES``: Browsertrix Crawler's ``urn:view:`` and others)."""
-    from ..index.query import Index
-
-    own = not isinstance(index, Index)
-    idx = Index(*([os.fspath(index)] if isinstance(index, (str, os.PathLike)) else [os.fspath(p) for p in index])) \
-        if own else index
-    try:
-        from ..surt import surt_or_url
-
-        want = surt_or_url(page_url)
-        seen, out = set(), []
-        for prefix in prefixes:
-            for u in page_variants(page_url) if variants else [page_url]:
-                try:
-                    caps = idx.query(url=prefix + u, matchType="exact", allowFuzzy="false")
-                except ArchiveError:
-                    continue
-                for c in caps:
-                    key = (c.get("filename"), c.get("offset"))
-                    if key in seen or not str(c.get("mime", "")).startswith("image/"):
-                        continue
-                    if u != page_url and surt_or_url(str(c.get("url", ""))[len(prefix):]) != want:
-                        continue
-                    seen.add(key)
-                    out.append(c)
-    finally:
-        if own:
-            idx.close()
-    if closest:
-        from ..timestamps import timestamp_to_datetime
-
-        target = timestamp_to_datetime(closest)
-        out.sort(key=lambda c: (abs((timestamp_to_datetime(str(c["timestamp"])) - target).total_seconds()),
-                                str(c["timestamp"])))
-    else:
-        out.sort(key=lambda c: str(c["timestamp"]))
-    return out
-
-
-def load_screenshot(capture: Mapping[str, Any], index: Any = None,
-                    archive_paths: Optional[Sequence[str]] = None) -> Tuple[bytes, Dict[str, Any]]:
-    """The PNG bytes and the metadata (WARC-JSON-Metadata, {} when absent) of a screenshot capture
-    that ``find_screenshots`` returned."""
-    from ..replay.load import load_capture
-
-    with load_capture(dict(capture), index=index, archive_paths=archive_paths) as cap:
-        data = cap.read()
-        raw = cap.warc_headers.get(JSON_METADATA)
-    try:
-        meta = json.loads(raw) if raw else {}
-    except ValueError:
-        meta = {}
-    return data, meta if isinstance(meta, dict) else {}
-
-
-__all__ = ["BrowserUnavailable", "Captured", "OTHER_PREFIXES", "PARALLEL", "SAME_FETCH", "SCREENSHOT_PREFIX",
-           "Screenshot", "ScreenshotError", "Screenshotter", "chromium_path", "find_screenshots",
-           "load_screenshot", "page_variants", "png_size", "screenshot_key", "screenshot_uri", "write_screenshot"]
+__all__ = ["BrowserUnavailable", "Captured", "PARALLEL", "SAME_FETCH", "Screenshot", "ScreenshotError",
+           "Screenshotter", "chromium_path", "png_size", "write_screenshot"]

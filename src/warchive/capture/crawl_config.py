@@ -4,19 +4,21 @@ Each setting a user can choose is declared once, here, with its help: the
 options of `warchive crawl` are built from these fields (warchive.cli.crawl),
 and a session's ``config.json`` is their values, so that ``--resume`` needs
 nothing else.
+
+It imports only the rule modules whose objects it makes (``politeness``,
+``scope``); it must not import the crawler or anything it drives.
 """
 
 from __future__ import annotations
 
 from dataclasses import MISSING, asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import __version__
 from ..errors import ArchiveError
-
-if TYPE_CHECKING:
-    from .frontier import Politeness
-    from .scope import Scope
+from ..surt import surt
+from .politeness import Politeness
+from .scope import Scope
 
 __all__ = ["CrawlConfig", "CrawlError"]
 
@@ -121,9 +123,7 @@ class CrawlConfig:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
-    def politeness(self) -> "Politeness":
-        from .frontier import Politeness
-
+    def politeness(self) -> Politeness:
         if self.politeness_off:
             p = Politeness.off()
             p.crawl_delay_cap = 0.0     # "no delays at all" includes robots.txt's Crawl-delay
@@ -133,10 +133,7 @@ class CrawlConfig:
         p.max_retries = self.max_retries
         return p
 
-    def make_scope(self) -> "Scope":
-        from ..surt import surt
-        from .scope import Scope
-
+    def make_scope(self) -> Scope:
         hosts: List[str] = []
         domains: List[str] = []
         if self.scope == "host":

@@ -95,7 +95,7 @@ class CrawlLogEntry:
     @classmethod
     def from_dns(cls, facts, *, via: Optional[str] = None, hop_path: str = "P", thread: int = 0,
                  source: Optional[str] = None) -> "CrawlLogEntry":
-        """The ``dns:`` line of a ``warchive.capture.fetch.DnsFacts`` (status 1, MIME ``text/dns``,
+        """The ``dns:`` line of a ``warchive.capture.resolve.DnsFacts`` (status 1, MIME ``text/dns``,
         size and digest of the record block), as Heritrix logs the DNS prerequisite of a host."""
         block = facts.record_block()
         return cls(status=1, uri=facts.uri, size=len(block), hop_path=hop_path, via=via, mime="text/dns",

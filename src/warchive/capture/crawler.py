@@ -25,54 +25,58 @@ session says the URL is finished, so a finished URL never loses its outlinks; a 
 is finished; ``.open`` WARC files are cut after their last whole record and indexed on
 resume (lines already in a segment are not written twice).
 
-This module must not parse HTTP, robots.txt or HTML, decide scope, or format index lines
-itself: the modules it drives do.
+The index segments are ``crawl_index``'s, what a resumed run takes over from the killed
+one is ``resume``'s, and ``--screenshots`` is ``crawl_screenshots``'s. What is left (about
+600 lines) is one piece: the loop's steps share one crawler's state (frontier, session,
+writer, dedup, stats), and their order is the crash-safety argument above. This module
+must not parse HTTP, robots.txt or HTML, decide scope, or format index lines itself: the
+modules it drives do.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
-from collections import OrderedDict
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Set, TextIO, Tuple
+from typing import Awaitable, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import __version__
-from ..collection import Collection, new_segment_name
+from ..durable import AtomicOutput
 from ..errors import ArchiveError
-from ..index.segment import write_segment
+from ..warc.writer import WarcWriter, Written, new_record_id
 from .crawl_config import CrawlConfig, CrawlError
+from .crawl_index import CrawlIndex
 from .crawl_log import CrawlLog, CrawlLogEntry
-from .dedup import Deduplicator, DigestIndex, PreviousCapture, conditional_headers
-from .fetch import FetchResult, Fetcher, StaticResolver, SystemResolver
-from .frontier import Frontier, Lease, host_key
+from .crawl_screenshots import CrawlScreenshots
+from .dedup import Decision, Deduplicator, DigestIndex, PreviousCapture, conditional_headers
+from .fetch import FetchResult, Fetcher
+from .frontier import Frontier, Lease
 from .links import extract_links
-from .robots import UNREACHABLE, RobotsCache, page_directives
+from .resolve import Resolver, StaticResolver, SystemResolver
+from .resume import read_previous, recover_warcs, restore_robots
+from .robots_cache import UNREACHABLE, AsyncFetch, RobotsCache
+from .robots_meta import page_directives
 from .seen import open_seen
-from .session_db import SessionDB, read_session
+from .session import Session, SessionDB, read_session
+from .session.dirs import CONFIG, JOURNAL, latest_session
+from .session.schema import now as _now_iso
 
-__all__ = ["CrawlConfig", "Crawler", "CrawlStats", "CrawlError", "session_dirs", "latest_session",
-           "screenshots_available", "ROBOTS_SKIP", "SCOPE_SKIP", "PREREQ_FAILED", "Progress"]
+__all__ = ["CrawlConfig", "Crawler", "CrawlStats", "CrawlError", "screenshots_available", "ROBOTS_SKIP",
+           "SCOPE_SKIP", "PREREQ_FAILED"]
 
 ROBOTS_SKIP = -9998      # Heritrix: blocked by robots.txt
 PREREQ_FAILED = -61     # Heritrix: the robots.txt prerequisite could not be fetched
 SCOPE_SKIP = -5000       # Heritrix: out of scope (logged for seeds only; outlinks are just not queued)
-CONFIG = "config.json"
-JOURNAL = "session.journal"
 RETRY_STATUSES = (-2, -3, -4, -404)   # network failures worth another attempt
-RESOURCE_MAX = 4 << 20       # captures kept for screenshots: each at most this big ...
-RESOURCES_BYTES = 64 << 20   # ... and this much in all (least recently captured dropped first)
 
 
 def screenshots_available() -> bool:
     """Whether this build has the browser part (``warchive.capture.browser``)."""
     try:
-        import importlib.util
-
         return importlib.util.find_spec("warchive.capture.browser") is not None
     except (ImportError, ValueError):
         return False
@@ -96,40 +100,6 @@ class CrawlStats:
         self.statuses[status] = self.statuses.get(status, 0) + 1
 
 
-def session_dirs(collection: str) -> List[str]:
-    base = os.path.join(collection, "crawls")
-    try:
-        names = sorted(os.listdir(base))
-    except FileNotFoundError:
-        return []
-    return [os.path.join(base, n) for n in names if os.path.exists(os.path.join(base, n, CONFIG))]
-
-
-def latest_session(path: str) -> str:
-    """A session directory from a session directory or a collection (its latest crawl)."""
-    if os.path.exists(os.path.join(path, CONFIG)):
-        return path
-    if os.path.isfile(path) and os.path.basename(path) == JOURNAL:
-        return os.path.dirname(path) or "."
-    dirs = session_dirs(path)
-    if not dirs:
-        raise CrawlError(f"{path}: neither a crawl session directory (with {CONFIG}) nor a collection "
-                         "with crawls/; give the directory the crawl printed at its start")
-    return dirs[-1]
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} TB"
-
-
-def _now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _date(t: float) -> datetime:
     return datetime.fromtimestamp(t, timezone.utc)
 
@@ -145,7 +115,7 @@ class Crawler:
     """
 
     def __init__(self, config: Optional[CrawlConfig], collection: str, *, session_dir: Optional[str] = None,
-                 resume: bool = False, retry_failed: bool = False, resolver: Any = None,
+                 resume: bool = False, retry_failed: bool = False, resolver: Optional[Resolver] = None,
                  progress: Optional[Callable[["Crawler"], None]] = None) -> None:
         self.collection = os.path.abspath(collection)
         self.archive_dir = os.path.join(self.collection, "archive")
@@ -169,8 +139,6 @@ class Crawler:
         self.progress = progress
         self.stats = CrawlStats()
         self._stopping = False
-        self._lines: List[bytes] = []
-        self._line_file: Optional[str] = None
         self._finished_before: Set[str] = set()
         self._previous: Dict[str, PreviousCapture] = {}
         self._revisit_count: Dict[str, int] = {}
@@ -178,14 +146,14 @@ class Crawler:
         self.recovered: List[str] = []
         # async (crawler, url, FetchResult, Written) -> None, after each HTML page (200) is archived:
         # where --screenshots plugs in warchive.capture.browser (see screenshots_available)
-        self.page_hooks: List[Callable[["Crawler", str, FetchResult, Any], Awaitable[None]]] = []
-        self.shots: Any = None
-        self._resources: "OrderedDict[str, bytes]" = OrderedDict()   # recent captures, for screenshots
-        self._resources_bytes = 0
+        self.page_hooks: List[Callable[["Crawler", str, FetchResult, Written], Awaitable[None]]] = []
+        self.shots: Optional[CrawlScreenshots] = None
+        self._session_snapshot: Optional[Session] = None   # what the killed run's journal said (--resume)
         self._waiting: Set[int] = set()
         self._prereq: Set[str] = set()    # URLs queued again after their host's robots.txt was fetched
         self._tasks: List["asyncio.Future[None]"] = []
-        self._segments: List[str] = []    # index segments this run wrote
+        self.index = CrawlIndex(self.collection, self.index_dir, f"crawl {os.path.basename(self.session_dir)}",
+                                on_segment=self._count_segment)
         self._resume_hosts: Dict[str, Tuple[float, float]] = {}   # host -> (last fetch end, its duration)
 
     # ---------------------------------------------------------------------------- set-up
@@ -201,15 +169,18 @@ class Crawler:
         if not self.resume:
             if os.path.exists(journal):
                 raise CrawlError(f"{self.session_dir}: holds a crawl session already; resume it with --resume")
-            tmp = cfg_path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(cfg.to_json(), f, indent=1, sort_keys=True)
-            os.replace(tmp, cfg_path)
+            with AtomicOutput(cfg_path) as out:
+                out.write(json.dumps(cfg.to_json(), indent=1, sort_keys=True).encode("utf-8"))
         else:
             if not os.path.exists(journal):
                 raise CrawlError(f"{journal}: no session journal to resume")
-            self._load_previous(journal)
-            self._recover_warcs()
+            prev = read_previous(journal)
+            self._session_snapshot = prev.session
+            self._finished_before = prev.finished
+            self._resume_hosts = prev.last_fetch
+            self.recovered = recover_warcs(self.archive_dir, prev.session)
+            if self.recovered:   # index what no segment holds yet
+                self.index.add_files(self.recovered, self.archive_dir)
         self.scope = cfg.make_scope()
         self.frontier = Frontier.open(os.path.join(self.session_dir, "frontier"), cfg.politeness())
         self.seen = open_seen(os.path.join(self.session_dir, "seen"), cfg.seen)
@@ -218,14 +189,13 @@ class Crawler:
                            retry_failed=self.retry_failed or None)
         self.log = CrawlLog(os.path.join(self.session_dir, "crawl.log"))
         self.robots = RobotsCache(cfg.user_agent, policy=cfg.robots)
-        if self.resume:
-            self._restore_robots()
+        if self.resume and self._session_snapshot is not None:
+            # robots.txt answers archived by the killed run: resuming fetches none of them again
+            restore_robots(self.robots, self._session_snapshot, self.archive_dir)
         self.digests: Optional[DigestIndex] = None
         if cfg.dedup != "write":
             self.digests = DigestIndex(os.path.join(self.collection, "dedup"))
         self.dedup = Deduplicator(self.digests, policy=cfg.dedup, min_size=cfg.dedup_min_size)
-        from ..warc.writer import WarcWriter
-
         info = {"operator": cfg.from_ or "", "robots": cfg.robots, "http-header-user-agent": cfg.user_agent,
                 "http-header-from": cfg.from_ or "", "isPartOf": os.path.basename(self.collection),
                 "dedup": cfg.dedup, "scope": json.dumps(self.scope.describe(), sort_keys=True, default=str),
@@ -246,35 +216,6 @@ class Crawler:
         if self.retry_failed:
             self._requeue_failed(journal)
 
-    def _load_previous(self, journal: str) -> None:
-        """What the session says is finished: those URLs are not fetched again."""
-        s = read_session(journal, skip_errors=True)
-        for r in s.records():
-            self._note_last_fetch(r)
-            st = r.state
-            if st == "skipped" or (st == "fetched" and r.status not in (429, 503)):
-                self._finished_before.add(r.url)   # (a 429/503 is followed by its failed entry)
-            elif st == "failed":
-                last: Dict[str, Any] = next((f for f in reversed(r.fields()) if f.get("kind") == "failed"), {})
-                if not last.get("retry"):      # a final failure: --retry-failed brings it back
-                    self._finished_before.add(r.url)
-        self._session_snapshot: Any = s
-
-    def _note_last_fetch(self, r: Any) -> None:
-        """When each host was last fetched before the kill (a fetch entry is written as the fetch
-        ends), so that its first fetch after the restart still waits its delay."""
-        for e in r.fetches:
-            url = e.hop or r.url
-            if not e.t or not url.startswith(("http:", "https:")):
-                continue
-            try:
-                key = host_key(url)
-                end = datetime.strptime(e.t, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
-            except (ArchiveError, ValueError):
-                continue
-            if end > self._resume_hosts.get(key, (0.0, 0.0))[0]:
-                self._resume_hosts[key] = (end, float(e.duration or 0.0))
-
     async def _resume_wait(self, lease: Lease) -> Optional[str]:
         """Wait out what is left of the host's delay after its last fetch before the kill; the
         crawl-log annotation when there was something to wait."""
@@ -294,7 +235,7 @@ class Crawler:
         return f"resume-wait:{need:.3f}s:{wait:.3f}s"
 
     def _requeue_failed(self, journal: str) -> None:
-        s = getattr(self, "_session_snapshot", None) or read_session(journal, skip_errors=True)
+        s = self._session_snapshot or read_session(journal, skip_errors=True)
         for r in s.failed():
             fields = [f for f in r.fields() if f.get("kind") == "failed"]
             last = fields[-1] if fields else {}
@@ -303,113 +244,20 @@ class Crawler:
             if self.frontier.add(r.url, hops=str(last.get("hops") or ""), via=last.get("via")):
                 self.stats.queued += 1
 
-    def _restore_robots(self) -> None:
-        """robots.txt answers archived by the killed run, so that resuming fetches none of them again."""
-        import warchive.warc
-        from ..warc.content import content_stream
-
-        s = getattr(self, "_session_snapshot", None)
-        if s is None:
-            return
-        for r in s.records():
-            if not r.url.endswith("/robots.txt") or r.state != "fetched":
-                continue
-            resp = [e for e in r.records if e.type in ("response", "revisit")]
-            st = r.status
-            if not resp or st is None or not (200 <= st < 300 or (400 <= st < 500 and st != 429)):
-                continue   # 3xx: followed again; 429, 5xx: unreachable then, asked again now
-            e = resp[-1]
-            path = os.path.join(self.archive_dir, os.path.basename(e.warc or ""))
-            if not os.path.exists(path):
-                continue
-            try:
-                with warchive.warc.open(path, offset=e.offset) as records:
-                    for rec in records:
-                        body = content_stream(rec).read() if rec.type == "response" else b""
-                        headers = list(rec.http.items()) if rec.http is not None else []
-                        self.robots.update(r.url, (r.status, headers, body, r.url))
-                        break
-            except ArchiveError:
-                continue
-
-    def _recover_warcs(self) -> None:
-        """Cut the killed run's ``.open`` files after their last whole record; index what no
-        segment holds yet."""
-        from ..warc.check import recover
-
-        # only files this session wrote records into: another crawl into the collection may be
-        # writing its own .open files right now
-        ours = {os.path.basename(e.warc or "") for r in self._session_snapshot.records() for e in r.records}
-        opened = sorted(n for n in os.listdir(self.archive_dir) if n.endswith(".open") and n[:-5] in ours)
-        for n in opened:
-            rec = recover(os.path.join(self.archive_dir, n))
-            self.recovered.append(rec.path)
-        if self.recovered:
-            self._index_files(self.recovered)
-
-    def _index_files(self, paths: Sequence[str]) -> None:
-        from ..index.build import index_paths
-        from ..index.cdx import IndexOptions
-        from ..index.segment import Segment
-
-        lines: List[bytes] = []
-        chunks: List[bytes] = []
-        index_paths(list(paths), chunks.append, IndexOptions(dir_root=self.archive_dir))
-        lines = b"".join(chunks).splitlines()
-        names = [os.path.basename(p).encode() for p in paths]
-        have: Set[bytes] = set()
-        for seg in sorted(os.listdir(self.index_dir)):
-            if not seg.endswith(".seg"):
-                continue
-            s = Segment(os.path.join(self.index_dir, seg))
-            try:
-                for line in s.range(b"", None):
-                    if any(n in line for n in names):
-                        have.add(bytes(line))
-            finally:
-                s.close()
-        self._write_segment([ln for ln in lines if ln not in have], "recovered " + ", ".join(
-            os.path.basename(p) for p in paths))
-
     # ---------------------------------------------------------------------------- index as it goes
 
-    def _on_record(self, w: Any) -> None:
-        from ..index.cdx import written_record_line
-
+    def _on_record(self, w: Written) -> None:
         self.stats.records += 1
         self.stats.bytes += w.length
-        if self._line_file is not None and w.filename != self._line_file:
-            self.flush_index(f"rollover of {self._line_file}")   # the previous file was just closed
-            if self.digests is not None:
-                self.digests.flush()
-        self._line_file = w.filename
-        line = written_record_line(w)
-        if line:
-            self._lines.append(line.rstrip(b"\n"))
+        if self.index.add(w) is not None and self.digests is not None:
+            self.digests.flush()   # a WARC file was closed: its digests go to disk with its index
+
+    def _count_segment(self, path: str) -> None:
+        self.stats.segments += 1
 
     def flush_index(self, why: str = "periodic") -> Optional[str]:
         """Write the buffered index lines as a new segment of the collection (None when there are none)."""
-        lines, self._lines = self._lines, []
-        return self._write_segment(lines, why)
-
-    def _write_segment(self, lines: List[bytes], why: str) -> Optional[str]:
-        if not lines:
-            return None
-        path = new_segment_name(self.index_dir, "crawl")
-        write_segment(sorted(set(lines)), path, source=f"crawl {os.path.basename(self.session_dir)} ({why})")
-        self.stats.segments += 1
-        self._segments.append(path)
-        return path
-
-    def _merge_segments(self) -> None:
-        """At the end: this run's segments (one per rollover and per ``index_every``) become one,
-        so that a long crawl leaves one segment, not thousands."""
-        parts = [p for p in self._segments if os.path.exists(p)]
-        if len(parts) < 2:
-            return
-        out = Collection(self.collection).merge_segments(
-            parts, "crawl", f"crawl {os.path.basename(self.session_dir)} (merge of {len(parts)} segments)")
-        self._segments = [out] if out is not None else []
+        return self.index.flush(why)
 
     # ---------------------------------------------------------------------------- adding URLs
 
@@ -512,7 +360,7 @@ class Crawler:
             return
         resp_w, dd = self._archive(r, url, prev)
         if self.shots is not None:
-            self._keep_resource(url, r)
+            self.shots.keep(url, r)
         ann = [lease.ledger.annotation()] + ([waited] if waited else [])
         if lease.attempts:
             ann.insert(0, f"{lease.attempts + 1}t")
@@ -559,46 +407,19 @@ class Crawler:
     # ---------------------------------------------------------------------------- screenshots
 
     async def _start_screenshots(self) -> None:
-        """--screenshots: one Screenshotter for the crawl, a page hook rendering each HTML page from
-        the bytes just fetched (same fetch: the browser reaches no network), subresources from
-        what the crawl captured so far (the rest is blocked and listed in the record's metadata)."""
-        from .browser import BrowserUnavailable, Screenshotter
-
-        hosts = {k: v for k, v in self.config.resolve.items() if not k.startswith("*")}
-        shots = Screenshotter(concurrency=max(1, min(2, self.config.concurrency)), host_map=hosts or None)
-        try:
-            await shots.__aenter__()
-        except BrowserUnavailable as e:
-            raise CrawlError(f"--screenshots: {e}") from None
-        self.shots = shots
+        """--screenshots: one browser for the crawl, and a page hook rendering each HTML page from the
+        bytes just fetched (``crawl_screenshots``)."""
+        self.shots = await CrawlScreenshots.start(self.config)
         self.page_hooks.append(self._screenshot)
 
-    def _keep_resource(self, url: str, r: FetchResult) -> None:
-        if r.status == 200 and len(r.response) <= RESOURCE_MAX:
-            self._resources[url] = r.response
-            self._resources.move_to_end(url)
-            self._resources_bytes += len(r.response)
-            while self._resources_bytes > RESOURCES_BYTES and self._resources:
-                _, old = self._resources.popitem(last=False)
-                self._resources_bytes -= len(old)
-
-    def _resource(self, url: str) -> Any:
-        from .browser import Captured
-
-        data = self._resources.get(url)
-        return Captured.from_http(url, data) if data is not None else None
-
-    async def _screenshot(self, crawler: "Crawler", url: str, r: FetchResult, page: Any) -> None:
-        from .browser import Captured, write_screenshot
-
+    async def _screenshot(self, crawler: "Crawler", url: str, r: FetchResult, page: Written) -> None:
         assert self.shots is not None
-        shot = await self.shots.screenshot(url, response=Captured.from_http(url, r.response), resources=self._resource)
-        w = write_screenshot(self.writer, shot, page_record_id=page.record_id, page_date=page.date)
+        w = await self.shots.shoot(self.writer, url, r, page)
         self.stats.screenshots += 1
         self.session.record(url, w.filename, w.offset, w.length, type=w.type, record_id=w.record_id,
                             target=w.target_uri)
 
-    async def _run_page_hooks(self, url: str, r: FetchResult, resp_w: Any) -> None:
+    async def _run_page_hooks(self, url: str, r: FetchResult, resp_w: Written) -> None:
         """Each hook gets (crawler, url, fetch result, the page's response or revisit Written) after
         the page is archived and its host released; what a hook writes goes through ``self.writer``."""
         for hook in self.page_hooks:
@@ -620,7 +441,7 @@ class Crawler:
                             attempt=lease.attempts + 1, hops=lease.hops, via=lease.via, retry=retry or None)
         self._log_fetch(r, lease, n, [lease.ledger.annotation()], None)
 
-    def _log_fetch(self, r: FetchResult, lease: Lease, n: int, ann: List[str], resp_w: Any) -> None:
+    def _log_fetch(self, r: FetchResult, lease: Lease, n: int, ann: List[str], resp_w: Optional[Written]) -> None:
         digest: Optional[str] = "auto"
         if resp_w is not None and self.config.digest == "sha1":
             digest = resp_w.payload_digest
@@ -638,11 +459,10 @@ class Crawler:
                              duration=round(r.dns.duration, 6), digest=w.payload_digest, via=url)
         self.log.write(CrawlLogEntry.from_dns(r.dns, via=url, thread=n))
 
-    def _archive(self, r: FetchResult, url: str, prev: Optional[PreviousCapture]) -> Tuple[Any, Any]:
+    def _archive(self, r: FetchResult, url: str,
+                 prev: Optional[PreviousCapture]) -> Tuple[Optional[Written], Decision]:
         """Write the exchange (or a revisit, or nothing) and its session entries; (the response or
         revisit ``Written`` or None, the dedup ``Decision``)."""
-        from ..warc.writer import new_record_id
-
         out = self.writer
         when = _date(r.started)
         resp_id, req_id = new_record_id(), new_record_id()
@@ -697,7 +517,7 @@ class Crawler:
                 self._offer(u, lease.hops + h, lease.url)
         return found
 
-    def _robots_fetcher(self, lease: Lease, n: int) -> Callable[[str], Any]:
+    def _robots_fetcher(self, lease: Lease, n: int) -> AsyncFetch:
         async def fetch(target: str) -> Tuple[int, List[Tuple[str, str]], bytes, str]:
             r = await self.fetcher.fetch(target)
             self._dns(r, target, n)
@@ -781,7 +601,7 @@ class Crawler:
         await self.fetcher.close()
         self.writer.close()
         self.flush_index("end of crawl")
-        self._merge_segments()
+        self.index.merge()
         if self.digests is not None:
             self.digests.flush()
             self.digests.close()
@@ -809,36 +629,3 @@ class Crawler:
                 f"{s.revisits} revisits{f', {s.screenshots} screenshots' if s.screenshots else ''}; {s.records} records, {s.bytes:,} bytes in {self.archive_dir}; "
                 f"{s.segments} index segments; {took:.1f} s ({s.fetched / took:.1f} fetches/s)\n"
                 f"statuses: {codes or '-'}\nsession: {self.session_dir}")
-
-
-class Progress:
-    """A live one-screen display on a terminal: refreshed at most once a second, erased at the end."""
-
-    def __init__(self, stream: TextIO = sys.stderr, interval: float = 1.0) -> None:
-        self.stream = stream
-        self.interval = interval
-        self._last = 0.0
-        self._lines = 0
-
-    def __call__(self, c: Crawler) -> None:
-        now = time.monotonic()
-        if now - self._last < self.interval:
-            return
-        self._last = now
-        s = c.stats
-        took = max(1e-9, time.time() - s.started)
-        depths = c.frontier.depths(3)
-        hosts = "  ".join(f"{h} {d}" for h, d in depths) or "-"
-        text = [f"queued {len(c.frontier):>8}  fetched {s.fetched:>8}  failed {s.failed:>6}  "
-                f"skipped {s.skipped:>6}  in flight {c.frontier.inflight:>3}  {s.fetched / took:6.1f}/s  "
-                f"{_human(s.bytes):>9} written",
-                f"hosts {c.frontier.host_count():>6}  deepest queues: {hosts}"]
-        self.clear()
-        self.stream.write("\n".join(line[:200] for line in text) + "\n")
-        self.stream.flush()
-        self._lines = len(text)
-
-    def clear(self) -> None:
-        if self._lines:
-            self.stream.write(f"\x1b[{self._lines}F\x1b[J")
-            self._lines = 0

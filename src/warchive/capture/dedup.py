@@ -8,7 +8,7 @@ it, and tells it about each response it wrote in full::
     d = dd.decide(url, "sha1:...", size, mime="text/html", status=200)
     if d.action == "write":     ... write the response ...; dd.written(url, digest, date, record_id, status=200)
     elif d.action == "revisit": ... write a revisit record with d.revisit_headers("1.1") ...
-    else:                       ... write nothing; session_db.skipped(**d.skipped_fields()); crawl log: d.annotation
+    else:                       ... write nothing; SessionDB.skipped(**d.skipped_fields()); crawl log: d.annotation
 
 What is deduplicated, and why (Heritrix's ContentDigestHistory, warcprox's
 dedup db and pywb's recorder were read; none of their code is here):
@@ -49,6 +49,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from ..errors import ArchiveError, IndexFormatError
+from ..index.cdx import iter_inputs
+from ..index.query import QueryError, parse_line
+from ..warc import open as open_warc
 from ..warc.digest import is_empty_digest
 from .digest_index import DigestError, DigestIndex, Original, digest_key
 
@@ -367,8 +370,6 @@ def _open_text(path: str) -> IO[bytes]:
 
 
 def _cdx_records(path: str, skip_errors: bool, stats: SeedStats) -> Iterator[Dict[str, Any]]:
-    from ..index.query import QueryError, parse_line
-
     legend: Optional[List[str]] = None
     with _open_text(path) as f:
         for lineno, line in enumerate(f, 1):
@@ -414,9 +415,6 @@ def _s(v: Any) -> Optional[str]:
 def seed_from_warcs(index: DigestIndex, paths: Iterable[PathLike], *, skip_errors: bool = False) -> SeedStats:
     """Add the originals of WARC files (directories are walked): response records with a 2xx
     HTTP status and a WARC-Payload-Digest (records without one are counted, not hashed)."""
-    from ..index.cdx import iter_inputs
-    from ..warc import open as open_warc
-
     stats = SeedStats()
     for path in iter_inputs([os.fspath(p) for p in paths]):
         try:

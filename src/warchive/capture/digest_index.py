@@ -16,74 +16,36 @@ Why numpy over mmap and not mmap-ninja: a generation must be one file (one
 rename publishes it) with a checked header and checksums; mmap-ninja keeps
 each array as a directory of files with no checksum and no version.
 
-Layout of a generation (``digests.<generation>.wdx``; docs/format.md, "Dedup
-digest index", says the same). Integers little-endian; CRC-32 is zlib's.
-
-    header   128 bytes
-      0   8  magic            89 57 41 44 44 58 0d 0a  ("\\x89WADDX\\r\\n")
-      8   4  version          1
-     12   4  flags            0
-     16   8  count N          entries
-     24   8  heap size H      bytes
-     32   8  generation       1, 2, ... (also in the file name)
-     40   8  created          microseconds since 1970 (UTC)
-     48  20  CRC-32 of the sections prefixes, tails, when, spans, heap (4 bytes each)
-     68  56  zero
-    124   4  CRC-32 of header bytes 0..123
-    prefixes  N x u64   the first 8 bytes of each digest read big-endian, ascending
-    tails     N x 25 B  algorithm id (1 sha1, 2 sha256, 3 blake3), then the digest's
-                        bytes after the first 8, zero-padded to 24; entries with equal
-                        prefixes are ordered by tail (so by (prefix, tail) bytewise)
-    (zero bytes to the next multiple of 8)
-    when      N x i64   capture time, microseconds since 1970 (earliest wins on merge)
-    spans     N x u64   heap offset << 24 | length (length < 16 MiB)
-    heap      H bytes   per entry, UTF-8: target URI, NUL, WARC-Date, NUL, WARC-Record-ID
-                        (the heap is in insertion order; the spans find each entry)
-
-Every section starts where the previous one ends (tails padded to 8); the
-file ends exactly after the heap. Opening checks the magic, version, header
-CRC and file size; with ``verify=True`` (the default: about 0.1 s per GB)
-also the section CRCs, the order of the keys and that every span lies in the
-heap. Any failure is an ``IndexFormatError`` naming the file.
+A generation's file format (header, sorted key columns, heap) is
+``digest_file``'s, which reads and writes one such file.
 """
 
 from __future__ import annotations
 
 import array
 import fcntl
-import mmap
 import os
 import re
-import struct
-import time
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
 from ..durable import fsync_dir
 from ..errors import IndexFormatError
 from ..warc.digest import ALGORITHMS_BY_CODE, Digest, DigestError
+from .digest_file import (MAX_ENTRY, SPAN_LEN_BITS, TAIL_SIZE, Generation, Original, decode_entry, empty_generation,
+                          join_key, key_order, split_key, write_file)
 
-try:
-    from isal.isal_zlib import crc32 as _crc32
-except ImportError:  # pragma: no cover - isal is a dependency
-    from zlib import crc32 as _crc32
+__all__ = ["DigestError", "DigestIndex", "IndexStats", "Original", "date_micros", "digest_key", "digest_label"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-MAGIC = b"\x89WADDX\r\n"
-VERSION = 1
-HEADER_SIZE = 128
-TAIL_SIZE = 25
-SPAN_LEN_BITS = 24
-MAX_ENTRY = (1 << SPAN_LEN_BITS) - 1
 FILE_PREFIX = "digests."
 FILE_SUFFIX = ".wdx"
 LOCK_NAME = "lock"
 
-_HEADER = struct.Struct("<8sIIQQQq5I")        # bytes 0..67
 _NON_DIGIT = re.compile(r"[^0-9]+")
 
 
@@ -99,19 +61,6 @@ def digest_key(digest: str) -> bytes:
 def digest_label(key: bytes) -> str:
     """The index key -> ``algorithm:BASE32`` (padded, as the writer labels digests)."""
     return Digest.from_key(key).label
-
-
-
-def _split_key(key: bytes) -> Tuple[int, bytes]:
-    body = key[1:]
-    prefix = int.from_bytes(body[:8], "big")
-    tail = key[:1] + body[8:]
-    return prefix, tail + b"\0" * (TAIL_SIZE - len(tail))
-
-
-def _join_key(prefix: int, tail: bytes) -> bytes:
-    size = ALGORITHMS_BY_CODE[tail[0]].size
-    return tail[:1] + prefix.to_bytes(8, "big") + tail[1:size - 7]
 
 
 def _days(y: int, m: int, d: int) -> int:
@@ -161,162 +110,6 @@ def _iso_of_timestamp(ts: str) -> str:
     return iso + (f".{d[14:20]}Z" if len(d) > 14 else "Z")
 
 
-# --------------------------------------------------------------------------- what an entry says
-
-class Original(NamedTuple):
-    """The capture that holds a payload: what a revisit refers to. (A named tuple: one is made
-    for every lookup that hits, and a tuple is made 5x faster than a frozen dataclass.)"""
-
-    digest: str                   # algorithm:BASE32, as it was asked for or added
-    uri: str                      # WARC-Target-URI
-    date: str                     # WARC-Date (WARC-Refers-To-Date of a revisit)
-    record_id: Optional[str]      # WARC-Record-ID with its <...>, or None when unknown (CDXJ seeds)
-
-    def _heap_bytes(self) -> bytes:
-        parts = (self.uri, self.date, self.record_id or "")
-        for p in parts:
-            if "\0" in p:
-                raise ValueError(f"NUL in a digest index entry: {p!r}")
-        return "\0".join(parts).encode("utf-8")
-
-
-def _entry(digest: str, raw: bytes, path: str, where: int) -> Original:
-    try:
-        uri, date, rid = raw.decode("utf-8").split("\0")
-    except (UnicodeDecodeError, ValueError):
-        raise IndexFormatError(path, "heap", f"entry {where} is not URI NUL date NUL record-id "
-                                             "(damaged file: rebuild it with `warchive dedup-index build`)") from None
-    return Original(digest, uri, date, rid or None)
-
-
-# --------------------------------------------------------------------------- one generation (read side)
-
-def _layout(n: int, heap: int) -> Tuple[int, int, int, int, int, int]:
-    """Start of prefixes, tails, when, spans, heap, and the file size."""
-    p = HEADER_SIZE
-    t = p + 8 * n
-    w = t + TAIL_SIZE * n
-    w += -w % 8
-    s = w + 8 * n
-    h = s + 8 * n
-    return p, t, w, s, h, h + heap
-
-
-class _Generation:
-    """One generation file, mapped; the arrays are views of the map."""
-
-    def __init__(self, path: str, verify: bool) -> None:
-        self.path = path
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size < HEADER_SIZE:
-                raise IndexFormatError(path, "header", f"{size} bytes, shorter than the {HEADER_SIZE}-byte "
-                                                       "header (truncated: delete it or rebuild the index)")
-            head = f.read(HEADER_SIZE)
-            self._check_header(head, size)
-            self.mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
-        n, hs = self.count, self.heap_size
-        p, t, w, s, h, _ = _layout(n, hs)
-        buf = self.mm
-        self.prefixes = np.frombuffer(buf, "<u8", n, p) if n else np.zeros(0, "<u8")   # type: ignore[arg-type]
-        self.tails = memoryview(buf)[t:t + TAIL_SIZE * n] if n else memoryview(b"")  # type: ignore[arg-type]
-        self.when = np.frombuffer(buf, "<i8", n, w) if n else np.zeros(0, "<i8")  # type: ignore[arg-type]
-        self.spans = np.frombuffer(buf, "<u8", n, s) if n else np.zeros(0, "<u8")  # type: ignore[arg-type]
-        self.heap = memoryview(buf)[h:h + hs] if n else memoryview(b"")  # type: ignore[arg-type]
-        if verify:
-            self.verify()
-
-    def _check_header(self, head: bytes, size: int) -> None:
-        path = self.path
-        (magic, version, flags, n, heap, gen, created, *crcs) = _HEADER.unpack_from(head)
-        if magic != MAGIC:
-            raise IndexFormatError(path, "header", f"not a dedup digest index (magic {magic!r})")
-        if struct.unpack_from("<I", head, 124)[0] != _crc32(head[:124]):
-            raise IndexFormatError(path, "header", "header CRC mismatch (damaged: rebuild the index)")
-        if version != VERSION:
-            raise IndexFormatError(path, "header", f"format version {version}; this warchive reads version "
-                                                   f"{VERSION} (upgrade warchive, or rebuild the index)")
-        if n >= 1 << 40 or heap >= 1 << 48:
-            raise IndexFormatError(path, "header", f"impossible sizes: {n} entries, {heap} heap bytes")
-        want = _layout(n, heap)[5]
-        if size != want:
-            raise IndexFormatError(path, "header", f"{size} bytes, {want} expected for {n} entries and "
-                                                   f"{heap} heap bytes (truncated or appended to: rebuild)")
-        self.count, self.heap_size, self.generation, self.created, self.crcs = n, heap, gen, created, crcs
-        self.flags = flags
-
-    def verify(self) -> None:
-        """Check the section CRCs, the key order and the spans (IndexFormatError if wrong)."""
-        path, n = self.path, self.count
-        names = ("prefixes", "tails", "when", "spans", "heap")
-        sections = (self.prefixes, self.tails, self.when, self.spans, self.heap)
-        for name, sec, crc in zip(names, sections, self.crcs):
-            if _crc32(sec) != crc:
-                raise IndexFormatError(path, name, f"CRC mismatch in the {name} section "
-                                                   "(damaged: rebuild with `warchive dedup-index build`)")
-        if n == 0:
-            return
-        _, t, w, _, _, _ = _layout(n, self.heap_size)
-        if self.mm is not None and any(self.mm[t + TAIL_SIZE * n:w]):
-            raise IndexFormatError(path, "tails", "the padding after the tails is not zero (damaged)")
-        pre = self.prefixes
-        d = pre[1:] >= pre[:-1]
-        if not bool(d.all()):
-            i = int(np.argmin(d)) + 1
-            raise IndexFormatError(path, "prefixes", f"entry {i} is out of order")
-        tails = np.frombuffer(self.tails, "u1").reshape(n, TAIL_SIZE)
-        for j in (np.flatnonzero(pre[1:] == pre[:-1]) + 1).tolist():
-            if bytes(tails[j]) <= bytes(tails[j - 1]):
-                raise IndexFormatError(path, "tails", f"entry {j} repeats or precedes the key before it")
-        algo = tails[:, 0]
-        if not bool(np.isin(algo, np.array(list(ALGORITHMS_BY_CODE), "u1")).all()):
-            raise IndexFormatError(path, "tails", "unknown digest algorithm id")
-        ends = (self.spans >> np.uint64(SPAN_LEN_BITS)) + (self.spans & np.uint64(MAX_ENTRY))
-        if int(ends.max()) > self.heap_size:
-            raise IndexFormatError(path, "spans", "an entry points past the end of the heap")
-
-    def find(self, prefix: int, tail: bytes) -> int:
-        """Row of (prefix, tail), or -1."""
-        pre = self.prefixes
-        i = int(pre.searchsorted(np.uint64(prefix)))
-        n = self.count
-        tails = self.tails
-        while i < n and int(pre[i]) == prefix:
-            t = tails[i * TAIL_SIZE:(i + 1) * TAIL_SIZE]
-            if t == tail:
-                return i
-            i += 1
-        return -1
-
-    def entry(self, row: int, digest: str) -> Original:
-        span = int(self.spans[row])
-        start, length = span >> SPAN_LEN_BITS, span & MAX_ENTRY
-        if start + length > self.heap_size:
-            raise IndexFormatError(self.path, "spans", f"entry {row} points past the end of the heap")
-        return _entry(digest, bytes(self.heap[start:start + length]), self.path, row)
-
-    def close(self) -> None:
-        for name in ("prefixes", "when", "spans"):
-            setattr(self, name, np.zeros(0, "<u8"))
-        self.tails.release()
-        self.heap.release()
-        if self.mm is not None:
-            try:
-                self.mm.close()
-            except BufferError:   # a caller still holds a view; the map goes with it
-                pass
-            self.mm = None
-
-
-def _empty_generation() -> _Generation:
-    g = _Generation.__new__(_Generation)
-    g.path, g.mm, g.count, g.heap_size, g.generation, g.created, g.flags = "", None, 0, 0, 0, 0, 0
-    g.crcs = [0] * 5
-    g.prefixes, g.when, g.spans = np.zeros(0, "<u8"), np.zeros(0, "<i8"), np.zeros(0, "<u8")
-    g.tails, g.heap = memoryview(b""), memoryview(b"")
-    return g
-
-
 # --------------------------------------------------------------------------- the index
 
 @dataclass
@@ -350,7 +143,7 @@ class DigestIndex:
         # fresh: start empty; the next flush publishes only what was added (replacing the index)
         self._fresh = fresh
         if fresh:
-            self._gen = _empty_generation()
+            self._gen = empty_generation()
             gens = self._generations()
             self._gen.generation = gens[-1][0] if gens else 0
         else:
@@ -368,14 +161,14 @@ class DigestIndex:
                     out.append((int(num), os.path.join(self.path, name)))
         return sorted(out)
 
-    def _open_newest(self) -> _Generation:
+    def _open_newest(self) -> Generation:
         for _attempt in range(5):
             gens = self._generations()
             if not gens:
-                return _empty_generation()
+                return empty_generation()
             num, path = gens[-1]
             try:
-                g = _Generation(path, self.verify)
+                g = Generation(path, self.verify)
             except FileNotFoundError:   # replaced by a concurrent flush between listdir and open
                 continue
             if g.generation != num:
@@ -411,9 +204,9 @@ class DigestIndex:
         if row is not None:
             span = self._buf_span[row]
             start, length = span >> SPAN_LEN_BITS, span & MAX_ENTRY
-            return _entry(spelled or digest_label(key), bytes(self._buf_heap[start:start + length]), "<memory>",
+            return decode_entry(spelled or digest_label(key), bytes(self._buf_heap[start:start + length]), "<memory>",
                           row)
-        prefix, tail = _split_key(key)
+        prefix, tail = split_key(key)
         i = self._gen.find(prefix, tail)
         if i < 0:
             return None
@@ -424,7 +217,7 @@ class DigestIndex:
 
     def __len__(self) -> int:
         self._check_open()
-        new = sum(1 for k in self._buf if self._gen.find(*_split_key(k)) < 0)
+        new = sum(1 for k in self._buf if self._gen.find(*split_key(k)) < 0)
         return self._gen.count + new
 
     @property
@@ -453,7 +246,7 @@ class DigestIndex:
             if self._buf_when[row] <= when:
                 return self.get_key(key, new.digest)  # type: ignore[return-value]
         else:
-            i = self._gen.find(*_split_key(key))
+            i = self._gen.find(*split_key(key))
             if i >= 0 and int(self._gen.when[i]) <= when:
                 return self._gen.entry(i, new.digest)
         raw = new._heap_bytes()
@@ -490,7 +283,7 @@ class DigestIndex:
                 self._remove_orphans()
                 path = self._write_generation()
                 old = self._gen
-                self._gen = _Generation(path, False)
+                self._gen = Generation(path, False)
                 old.close()
                 for num, p in self._generations():
                     if num < self._gen.generation:
@@ -537,7 +330,7 @@ class DigestIndex:
             at = np.minimum(g.prefixes.searchsorted(bpre), g.count - 1)
             maybe = np.flatnonzero(g.prefixes[at] == bpre)
         for j in maybe:
-            i = g.find(*_split_key(self._buf_keys[j]))
+            i = g.find(*split_key(self._buf_keys[j]))
             if i >= 0:
                 if int(g.when[i]) <= int(bwhen[j]):
                     keep_buf[j] = False
@@ -551,13 +344,13 @@ class DigestIndex:
         tails = np.concatenate([dtails[keep_disk], btails[keep_buf]])
         when = np.concatenate([g.when[keep_disk], bwhen[keep_buf]])
         spans = np.concatenate([g.spans[keep_disk], bspan[keep_buf] + heap_base])
-        order = _key_order(pre, tails)
+        order = key_order(pre, tails)
         pre, tails, when, spans = pre[order], tails[order], when[order], spans[order]
         gen = g.generation + 1
         final = os.path.join(self.path, f"{FILE_PREFIX}{gen:08d}{FILE_SUFFIX}")
         tmp = f"{final}.tmp{os.getpid()}"
         try:
-            _write_file(tmp, gen, pre, tails, when, spans, [g.heap, self._buf_heap])
+            write_file(tmp, gen, pre, tails, when, spans, [g.heap, self._buf_heap])
             os.replace(tmp, final)
         except BaseException:
             with suppress(FileNotFoundError):
@@ -585,7 +378,7 @@ class DigestIndex:
         g = self._gen
         for i in range(g.count):
             prefix = int(g.prefixes[i])
-            key = _join_key(prefix, bytes(g.tails[i * TAIL_SIZE:(i + 1) * TAIL_SIZE]))
+            key = join_key(prefix, bytes(g.tails[i * TAIL_SIZE:(i + 1) * TAIL_SIZE]))
             if key not in self._buf:
                 yield g.entry(i, digest_label(key))
         for key in self._buf_keys:
@@ -604,50 +397,3 @@ class DigestIndex:
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self.close(flush=exc_type is None)
-
-
-def _key_order(pre: np.ndarray, tails: np.ndarray) -> np.ndarray:
-    """Indices sorting by (prefix, tail bytes): a sort on the prefix, then the rare runs of
-    equal prefixes sorted by their tails."""
-    order = np.argsort(pre, kind="stable")
-    sp = pre[order]
-    ties = np.flatnonzero(sp[1:] == sp[:-1])
-    if len(ties):
-        starts = ties[np.r_[True, ties[1:] != ties[:-1] + 1]]
-        for s in starts:
-            e = s + 1
-            while e < len(sp) and sp[e] == sp[s]:
-                e += 1
-            run = order[s:e]
-            order[s:e] = sorted(run, key=lambda r: bytes(tails[r]))
-    return order
-
-
-def _write_file(path: str, gen: int, pre: np.ndarray, tails: np.ndarray, when: np.ndarray, spans: np.ndarray,
-                heaps: List[Union[memoryview, bytearray]]) -> None:
-    n = len(pre)
-    heap_size = sum(len(h) for h in heaps)
-    p, t, w, s, h, end = _layout(n, heap_size)
-    secs = [np.ascontiguousarray(a, dt).reshape(-1).view("u1").data
-            for a, dt in ((pre, "<u8"), (tails, "u1"), (when, "<i8"), (spans, "<u8"))]
-    crcs = [_crc32(a) for a in secs]
-    heap_crc = 0
-    for hp in heaps:
-        heap_crc = _crc32(hp, heap_crc)
-    crcs.append(heap_crc)
-    head = bytearray(HEADER_SIZE)
-    _HEADER.pack_into(head, 0, MAGIC, VERSION, 0, n, heap_size, gen, int(time.time() * 1e6), *crcs)
-    struct.pack_into("<I", head, 124, _crc32(bytes(head[:124])))
-    with open(path, "wb") as f:
-        f.write(head)
-        f.write(secs[0])
-        f.write(secs[1])
-        f.write(b"\0" * (w - (t + TAIL_SIZE * n)))
-        f.write(secs[2])
-        f.write(secs[3])
-        for hp in heaps:
-            f.write(hp)
-        if f.tell() != end:  # pragma: no cover - a bug in the layout, not bad input
-            raise AssertionError(f"wrote {f.tell()} bytes, layout says {end}")
-        f.flush()
-        os.fsync(f.fileno())

@@ -1,6 +1,6 @@
 """The fetcher: one HTTP/1.1 exchange over an asyncio socket, keeping the exact bytes.
 
-``Fetcher.fetch(url)`` resolves the host through a pluggable resolver, connects
+``Fetcher.fetch(url)`` resolves the host through a pluggable resolver (``resolve``), connects
 (TLS for https), writes a request it built itself and reads the response, and
 returns a ``FetchResult`` whose ``request`` is every byte written to the socket
 and whose ``response`` is every byte read for this exchange (head, then the
@@ -24,21 +24,20 @@ import asyncio
 import hashlib
 import ipaddress
 import re
-import socket
 import ssl
 import time
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import quote, urljoin, urlsplit
 
 import h11
 
 from ..warc.content import decode_body
+from .resolve import DnsFacts, Resolver, SystemResolver
 
 __all__ = [
     "FETCH_STATUS", "CONNECT_FAILED", "CONNECT_LOST", "TIMEOUT", "DOMAIN_LOOKUP_FAILED", "UNSUPPORTED_URI",
-    "EMPTY_RESPONSE", "RUNTIME_ERROR", "DNS_SUCCESS", "DnsFacts", "FetchResult", "Fetcher", "Resolver",
-    "StaticResolver", "SystemResolver", "TlsFacts",
+    "EMPTY_RESPONSE", "RUNTIME_ERROR", "DNS_SUCCESS", "FetchResult", "Fetcher", "TlsFacts",
 ]
 
 # Heritrix's fetch status codes that the fetcher itself can produce. The crawler adds its own
@@ -64,84 +63,6 @@ FETCH_STATUS: Dict[int, str] = {
 }
 
 _READ = 65536
-
-
-# --------------------------------------------------------------------------- resolvers
-
-class Resolver(Protocol):
-    """Maps a host name to its IP addresses (strings), first preferred; raises ``OSError`` when it
-    does not resolve."""
-
-    async def resolve(self, host: str, port: int) -> List[str]: ...
-
-
-class SystemResolver:
-    """The operating system's resolver (``getaddrinfo``), IPv4 and IPv6."""
-
-    async def resolve(self, host: str, port: int) -> List[str]:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        out: List[str] = []
-        for info in infos:
-            addr = str(info[4][0])
-            if addr not in out:
-                out.append(addr)
-        if not out:
-            raise OSError(f"{host}: no address")
-        return out
-
-
-class StaticResolver:
-    """A fixed table for tests and benchmarks: ``{"a.test": "127.0.0.1", "*.site.test": "127.0.0.1"}``
-    (``*.`` matches any subdomain and the domain itself). Names not in it go to ``fallback`` (a
-    resolver) or fail with ``OSError``; nothing leaves the machine unless ``fallback`` says so."""
-
-    def __init__(self, table: Mapping[str, str | Sequence[str]], fallback: Optional[Resolver] = None) -> None:
-        self._exact: Dict[str, List[str]] = {}
-        self._suffix: List[Tuple[str, List[str]]] = []
-        for name, addrs in table.items():
-            addrs_l = [addrs] if isinstance(addrs, str) else list(addrs)
-            name = name.lower().rstrip(".")
-            if name.startswith("*."):
-                self._suffix.append((name[1:], addrs_l))
-            else:
-                self._exact[name] = addrs_l
-        self._fallback = fallback
-
-    async def resolve(self, host: str, port: int) -> List[str]:
-        h = host.lower().rstrip(".")
-        if h in self._exact:
-            return list(self._exact[h])
-        for suffix, addrs in self._suffix:
-            if h.endswith(suffix) or h == suffix[1:]:
-                return list(addrs)
-        if self._fallback is not None:
-            return await self._fallback.resolve(host, port)
-        raise OSError(f"{host}: not in the static resolver's table")
-
-
-@dataclass
-class DnsFacts:
-    """What one lookup found: the facts of a Heritrix-style ``dns:`` record, made once per host."""
-
-    host: str
-    addresses: List[str]
-    started: float         # epoch seconds when the lookup began
-    duration: float        # seconds
-    ttl: Optional[int] = None   # unknown through getaddrinfo
-
-    @property
-    def uri(self) -> str:
-        return "dns:" + self.host
-
-    def record_block(self) -> bytes:
-        """The ``dns:`` record's block as Heritrix writes it (Content-Type ``text/dns``): the lookup's
-        14-digit time, then one zone-file line per address (TTL 0 when unknown)."""
-        ts = time.strftime("%Y%m%d%H%M%S", time.gmtime(self.started))
-        lines = [ts]
-        for a in self.addresses:
-            kind = "AAAA" if ":" in a else "A"
-            lines.append(f"{self.host}.\t{self.ttl or 0}\tIN\t{kind}\t{a}")
-        return ("\n".join(lines) + "\n").encode("ascii")
 
 
 @dataclass
@@ -218,7 +139,7 @@ class FetchResult:
         return decode_body(self.body, self.header("transfer-encoding"), self.header("content-encoding"))
 
     def robots_view(self) -> Tuple[int, List[Tuple[str, str]], bytes, str]:
-        """What ``warchive.capture.robots.RobotsCache`` asks of a fetch: (status, headers, decoded
+        """What ``warchive.capture.robots_cache.RobotsCache`` asks of a fetch: (status, headers, decoded
         body, URL fetched), status 0 when no response head came back (the cache follows redirects)."""
         return (max(self.status, 0), self.headers, self.payload() if self.status > 0 else b"", self.url)
 

@@ -515,7 +515,7 @@ _HTML_TYPES = {"text/html", "application/xhtml+xml", "application/xml+xhtml", "t
 def extract_links(url: str, content_type: Optional[str], payload: bytes) -> List[Link]:
     """The outlinks of a fetched payload (de-chunked and decoded), chosen by its MIME type:
     HTML and XHTML through the tokenizer, CSS through the CSS scanner, anything else none.
-    Meta robots and X-Robots-Tag are ``warchive.capture.robots.page_directives``'s job."""
+    Meta robots and X-Robots-Tag are ``warchive.capture.robots_meta.page_directives``'s job."""
     mime = (content_type or "").split(";", 1)[0].strip().lower()
     if mime in _HTML_TYPES:
         return extract_html(payload, url, sniff_charset(content_type, payload))

@@ -18,7 +18,9 @@ from typing import Any, Dict, List
 
 from ..capture import crawler as crawler_module
 from ..capture.crawl_config import CrawlConfig
-from ..capture.crawler import Crawler, Progress, latest_session
+from ..capture.crawler import Crawler
+from .progress import Progress
+from ..capture.session import latest_session
 from .commands import UsageError
 
 

@@ -12,8 +12,8 @@ import warnings
 from argparse import ArgumentParser, Namespace
 from typing import Any, TextIO
 
-from ..capture import session_report as report
-from ..capture.session_db import SessionIndex, read_session
+from ..capture.session import SessionIndex, read_session
+from ..capture.session import report
 
 
 SESSION_ACTIONS = (

@@ -1,6 +1,6 @@
 """What `warchive session show|failed|skipped|stats` print: a session journal as plain-text tables.
 
-Everything here reads a ``Session`` or ``UrlRecord`` (warchive.capture.session_db) and
+Everything here reads a ``Session`` or ``UrlRecord`` (warchive.capture.session) and
 returns text; it must not write to a journal. Tables are aligned columns separated by two
 spaces, numbers right-aligned, a rule under the header; an empty value is "-".
 """
@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from .session_db import Session, UrlRecord
+from .reader import Session
+from .record import UrlRecord
+from .schema import Entry
 
 Row = Sequence[Any]
 
@@ -63,7 +65,7 @@ def _cell(v: Any) -> str:
     return str(v).replace("\t", "\\t").replace("\n", "\\n")
 
 
-def _where(e: Any) -> str:
+def _where(e: Entry) -> str:
     return f"{e.warc}:{e.offset}" if e.warc else "-"
 
 
