@@ -2,7 +2,7 @@
 
 The files are the Wget fixtures of tests/data/wget, or every ``*.warc.gz`` of
 the directory (or the one file) named by the environment variable
-WARCHIVE_CORPUS, e.g. ``WARCHIVE_CORPUS=/work/corpus pytest bench/``.
+WARCHIVE_CORPUS, e.g. ``WARCHIVE_CORPUS=corpus pytest bench/``.
 References (what each benchmark asserts against) are computed once per
 session by a peer and never timed.
 """

@@ -11,7 +11,7 @@ for byte, and so must cdxj-indexer when it is timed.  Not part of the
 default test run:
 
     pytest bench/test_cdx_lines_bench.py
-    WARCHIVE_CORPUS=/work/corpus pytest bench/test_cdx_lines_bench.py
+    WARCHIVE_CORPUS=corpus pytest bench/test_cdx_lines_bench.py
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and link extraction MB/s on corpus HTML beside html.parser.
 
     python -m pytest bench/test_fetch_bench.py -s
     FETCH_BENCH_N=5000 FETCH_BENCH_CONCURRENCY=16,64,256 python -m pytest bench/test_fetch_bench.py -s
-    WARCHIVE_CORPUS=/work/corpus python -m pytest bench/test_fetch_bench.py -s -k links
+    WARCHIVE_CORPUS=corpus python -m pytest bench/test_fetch_bench.py -s -k links
 
 The site (tests/testsite.py) runs in a child process, so the CPU time measured in this process
 is the fetcher's alone. There is no politeness: the fetcher only (the crawler's own benchmark

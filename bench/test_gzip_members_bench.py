@@ -6,7 +6,7 @@ member): the member offsets, and for the full inflates the inflated size.
 Not part of the default test run:
 
     pytest bench/test_gzip_members_bench.py                       # Wget fixtures
-    WARCHIVE_CORPUS=/work/corpus pytest bench/test_gzip_members_bench.py
+    WARCHIVE_CORPUS=corpus pytest bench/test_gzip_members_bench.py
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ here: its iterator inflates everything anyway.  Not part of the
 default test run:
 
     pytest bench/test_reader_bench.py
-    WARCHIVE_CORPUS=/work/corpus pytest bench/test_reader_bench.py
+    WARCHIVE_CORPUS=corpus pytest bench/test_reader_bench.py
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Input: the sorted CDXJ of the benchmark WARCs (WARCHIVE_CORPUS, else the Wget
 fixtures; see conftest.py), or the CDXJ file named by WARCHIVE_BENCH_CDXJ, e.g.
-the corpus index made by ``warchive index --sort /work/corpus/*.warc.gz -o
+the corpus index made by ``warchive index --sort corpus/*.warc.gz -o
 /tmp/corpus.cdxj`` (44,181 lines).
 
 Lookups: every capture's URL (shuffled, fixed seed) is turned into its SURT key

@@ -1,6 +1,6 @@
 """Benchmark: SURT keys per second, warchive against the `surt` package.
 
-Input: every WARC-Target-URI of the benchmark corpus /work/corpus/*.warc.gz
+Input: every WARC-Target-URI of the benchmark corpus corpus/*.warc.gz
 (about 88,000 records; another directory with WARCHIVE_BENCH_CORPUS), or of
 tests/data/wget when there is none, normalized as warcio does (Wget's <...>
 stripped, spaces escaped).  Both sides compute cdxj-indexer's key (the URL
@@ -22,7 +22,7 @@ import surt as surt_pkg
 from warchive import surt as ws
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("WARCHIVE_BENCH_CORPUS", "/work/corpus"))
+CORPUS = Path(os.environ.get("WARCHIVE_BENCH_CORPUS", str(ROOT / "corpus")))
 FALLBACK = ROOT / "tests" / "data" / "wget"
 
 

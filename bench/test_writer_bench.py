@@ -7,7 +7,7 @@ to its message, in order; the offsets and lengths the writer reported equal
 warcio's) before a time means anything. Not part of the default test run:
 
     pytest bench/test_writer_bench.py
-    WARCHIVE_CORPUS=/work/corpus pytest bench/test_writer_bench.py
+    WARCHIVE_CORPUS=corpus pytest bench/test_writer_bench.py
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """warchive's WARC writer beside warcio's WARCWriter, per-record gzip, in one run.
 
-    python bench/writer_compare.py /work/corpus [--gb 1] [--levels 3,1,2] [--json OUT] [--text OUT]
+    python bench/writer_compare.py corpus [--gb 1] [--levels 3,1,2] [--json OUT] [--text OUT]
 
 The responses of the corpus files (the exact HTTP messages as Wget stored
 them: head and body) are loaded once, up to ``--unique-mb`` of them, and
