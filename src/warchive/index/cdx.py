@@ -20,7 +20,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from json.encoder import encode_basestring_ascii as _json_str
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
@@ -34,8 +33,7 @@ from ..warc.digest import label
 from ..warc.headers import Headers
 from ..warc.reader import ArchiveIterator, Record
 from ..warc.reader import open as open_archive
-from ..warc.record import LocatedRecord
-from ..warc.warcfile import Written
+from ..warc.record import LocatedRecord, WrittenRecord
 from . import postbody
 
 Write = Callable[[bytes], object]
@@ -410,6 +408,8 @@ def _pending(rec: Record, filename: str, opts: IndexOptions) -> _Pending:
     p.urlkey = None
     p.want = wanted(rec, opts.records)
     if rec.type == "request" and rec.http is not None and rec.http.protocol.upper() in ("POST", "PUT"):
+        import tempfile   # here, not at the top: X ms of `warchive index`'s start-up (measured), for -p alone
+
         spool: Any = tempfile.SpooledTemporaryFile(64 * 1024)
         stream = content_stream(rec)
         while True:
@@ -511,7 +511,7 @@ def display_name(path: str, dir_root: Optional[str]) -> str:
 
 # --------------------------------------------------------------------------- records as they are written
 
-def written_record_line(written: Written, cdx11: bool = False, records: Union[None, str, Sequence[str]] = None,
+def written_record_line(written: WrittenRecord, cdx11: bool = False, records: Union[None, str, Sequence[str]] = None,
                         filename: Optional[str] = None) -> Optional[bytes]:
     """The index line of a record the writer just wrote, or None
     when ``records`` (cdxj-indexer's default selection) leaves it out.

@@ -30,7 +30,6 @@ import mmap
 import os
 import queue
 import sys
-import tempfile
 import threading
 from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union, cast
 
@@ -38,7 +37,7 @@ import zstandard
 from isal import igzip_threaded
 
 from .._ext import line_sort as _k
-from ..durable import AtomicOutput
+from ..durable import AtomicOutput, temp_file
 from ..errors import IndexFormatError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -255,8 +254,8 @@ class _Runs:
         self.levels: List[List[int]] = []
 
     def new(self) -> int:
-        fd, path = tempfile.mkstemp(prefix="warchive-sort-", suffix=".run", dir=self.tmpdir)
-        os.unlink(path)
+        fd, path = temp_file(self.tmpdir, "warchive-sort-", ".run")
+        os.unlink(path)   # unnamed: gone with the process whatever happens
         return fd
 
     def add(self, fd: int, level: int = 0) -> None:

@@ -99,3 +99,10 @@ class LocatedRecord(Protocol):
 
     @property
     def payload(self) -> io.RawIOBase: ...
+
+
+class WrittenRecord(LocatedRecord, Protocol):
+    """A record just written (the writer's ``Written``): located, in the file ``filename``."""
+
+    @property
+    def filename(self) -> str: ...
