@@ -12,9 +12,11 @@ but the kernels' system calls.
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, Optional, Tuple
+from typing import BinaryIO, Optional, Tuple, TypeVar
 
 from ._ext.gzip_members import start_writeback
+
+P = TypeVar("P", bound="Publisher")
 
 
 def fsync_dir(path: str, strict: bool = True) -> None:
@@ -43,7 +45,32 @@ def temp_file(directory: Optional[str], prefix: str, suffix: str) -> Tuple[int, 
             continue
 
 
-class AtomicOutput:
+class Publisher:
+    """An output that is either committed whole or aborted without a trace: ``with`` commits it
+    when the block ends normally (and aborts it if the commit itself fails), aborts it when
+    the block raises. Subclasses define ``commit`` and ``abort``."""
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: P) -> P:
+        return self
+
+    def __exit__(self, et: object, ev: object, tb: object) -> None:
+        if et is None:
+            try:
+                self.commit()
+            except BaseException:
+                self.abort()
+                raise
+        else:
+            self.abort()
+
+
+class AtomicOutput(Publisher):
     """A file written as NAME.<random>.tmp and renamed to NAME once complete and on disk
     (removed on failure): a reader never sees a NAME that is not whole.
 
@@ -107,17 +134,3 @@ class AtomicOutput:
             os.unlink(self.tmp)
         except OSError:
             pass
-
-    def __enter__(self) -> "AtomicOutput":
-        return self
-
-    def __exit__(self, et: object, ev: object, tb: object) -> None:
-        """Committed when the block ends normally, removed when it raises."""
-        if et is None:
-            try:
-                self.commit()
-            except BaseException:
-                self.abort()
-                raise
-        else:
-            self.abort()

@@ -37,7 +37,7 @@ import zstandard
 from isal import igzip_threaded
 
 from .._ext import line_sort as _k
-from ..durable import AtomicOutput, temp_file
+from ..durable import AtomicOutput, Publisher, temp_file
 from ..errors import IndexFormatError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -189,7 +189,7 @@ class _Behind:
             raise self._error
 
 
-class _Output:
+class _Output(Publisher):
     """Where sorted lines go: a path (atomic publish), "-" (stdout) or a binary file / write callable."""
 
     def __init__(self, output: Union[PathLike, BinaryIO, Write]) -> None:
@@ -222,20 +222,6 @@ class _Output:
                 pass
         if self._atomic is not None:
             self._atomic.abort()
-
-    def __enter__(self) -> "_Output":
-        return self
-
-    def __exit__(self, et: object, ev: object, tb: object) -> None:
-        """Committed when the block ends normally, aborted when it raises."""
-        if et is None:
-            try:
-                self.commit()
-            except BaseException:
-                self.abort()
-                raise
-        else:
-            self.abort()
 
 
 # --- runs --------------------------------------------------------------------
