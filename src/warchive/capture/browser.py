@@ -610,8 +610,8 @@ def page_variants(page_url: str) -> List[str]:
 
 
 def find_screenshots(index: Any, page_url: str, *, variants: bool = True, closest: Optional[str] = None,
-                     prefixes: Sequence[str] = (SCREENSHOT_PREFIX,)) -> List[Dict[str, Any]]:
-    """The captures (dicts as ``Index.query`` gives them) of the screenshots of ``page_url``.
+                     prefixes: Sequence[str] = (SCREENSHOT_PREFIX,)) -> List[Mapping[str, Any]]:
+    """The captures (records as ``Index.query`` gives them) of the screenshots of ``page_url``.
 
     ``index`` is an ``Index`` or the path(s) of collections / index files. Exact lookups of
     ``urn:screenshot:`` + URL (and, with ``variants``, of the http/https and www forms whose
