@@ -106,6 +106,14 @@ def line_fields(line: bytes) -> Tuple[Dict[str, Any], bool]:
         raise _unreadable(line, e) from None
 
 
+def visible(fields: Dict[str, Any]) -> Dict[str, Any]:
+    """The fields an answer shows: not those whose names start with `_` (the engine's own)."""
+    for k in fields:
+        if k[:1] == "_":
+            return {k: v for k, v in fields.items() if k[:1] != "_"}
+    return fields
+
+
 class Origin:
     """Where captures come from, and what pywb adds to them (R15, R16): ``source`` (``name``,
     prefixed to a line's own source) and ``source-coll`` (``coll``) unless ``named`` is off
@@ -379,9 +387,10 @@ class Capture(Mapping[str, Any]):
 
     # -- what the engine compares and prints
     def to_json(self, fields: Optional[Sequence[str]] = None) -> str:
+        """The JSON object output=json prints (R56, R60: only ``fields``, when given)."""
         f = self.fields
         if fields is None:
-            return json.dumps({k: v for k, v in f.items() if k[:1] != "_"})
+            return json.dumps(visible(f))
         return json.dumps({k: f[k] for k in fields if k in f})
 
     def json_key(self) -> str:

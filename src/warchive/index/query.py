@@ -42,7 +42,7 @@ from urllib.parse import parse_qsl, quote_plus, unquote_plus
 from ..errors import UrlError
 from ..surt import surt as _surt
 from ..timestamps import timestamp_to_datetime
-from .capture import ALIASES, CDX_FORMATS, Capture, MergeKey, Origin, QueryError, may_rename_timestamp
+from .capture import ALIASES, CDX_FORMATS, Capture, MergeKey, Origin, QueryError, may_rename_timestamp, visible
 from .segment import Segment
 from .sources import collection_name, index_files, open_source, source_kind, source_name
 
@@ -419,10 +419,27 @@ def _month(ym: int) -> Optional[Tuple[int, int]]:
     return m
 
 
+# Timestamps repeat (a crawl's captures share their seconds; replay asks about one page's time
+# for each of its resources): the last few thousand are remembered.
+_SECONDS: Dict[str, int] = {}
+_SECONDS_MAX = 8192
+
+
 def timestamp_seconds(ts: str) -> int:
     """Seconds since 1970 of a timestamp as closest reads it (R43): the latest valid time it can
     mean (timestamp_to_datetime's padding and clamping). 14 plain digits of a valid time in
     1900-2999 are counted here; anything else goes through timestamp_to_datetime."""
+    n = _SECONDS.get(ts)
+    if n is not None:
+        return n
+    n = _seconds(ts)
+    if len(_SECONDS) >= _SECONDS_MAX:
+        _SECONDS.clear()
+    _SECONDS[ts] = n
+    return n
+
+
+def _seconds(ts: str) -> int:
     if len(ts) == 14 and ts.isdigit() and ts.isascii():
         ym, rest = divmod(int(ts), 100000000)
         m = _month(ym)
@@ -946,16 +963,14 @@ def render(output: str, fields: Optional[List[str]], memento_format: Optional[st
                 f = c.fields
                 names = fields if fields is not None else list(f)
                 yield (" ".join(str(f.get(n, "-")) for n in names) + "\n").encode("utf-8")
-        else:  # cdxj (R56, R60)
+        else:  # cdxj (R56, R60): the fields after the first two, whatever they are
             f = c.fields
-            items = list(f.items())
-            prefix = f"{f.get('urlkey')} {f.get('timestamp')} "
-            rest = OrderedDict(items[2:])
+            rest = dict(islice(f.items(), 2, None))
             if fields is None:
-                js = json.dumps(OrderedDict((k, v) for k, v in rest.items() if not k.startswith("_")))
+                js = json.dumps(visible(rest))
             else:
-                js = json.dumps(OrderedDict((k, rest[k]) for k in fields if k in rest))
-            yield (prefix + js + "\n").encode("utf-8")
+                js = json.dumps({k: rest[k] for k in fields if k in rest})
+            yield f"{f.get('urlkey')} {f.get('timestamp')} {js}\n".encode("utf-8")
 
 
 def _clamp_quick(caps: List[Capture], from_ts: Optional[str], to_ts: Optional[str]) -> List[Capture]:

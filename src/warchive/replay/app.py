@@ -14,6 +14,13 @@ import os
 import threading
 from typing import Any, Dict, Optional, Tuple
 
+from starlette.applications import Starlette
+from starlette.datastructures import URL
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Scope
+
 from ..index.query import Answer, Engine, named_sources
 
 
@@ -52,13 +59,18 @@ class Collections:
         return eng
 
 
-def create_app(root: str) -> Any:
-    """A Starlette app serving the CDX API of every collection under root."""
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import Response
-    from starlette.routing import Route
+def query_string(scope: Scope) -> str:
+    """The request's query string, as Starlette's ``request.url.query`` gives it, without
+    building the URL (a tenth of a request's time): urlsplit drops tabs and line breaks and
+    ends the query at `#`, so a query string holding one is left to Starlette."""
+    qs: str = scope.get("query_string", b"").decode()
+    if "#" in qs or "\t" in qs or "\n" in qs or "\r" in qs:
+        return str(URL(scope=scope).query)
+    return qs
 
+
+def create_app(root: str) -> Starlette:
+    """A Starlette app serving the CDX API of every collection under root."""
     colls = Collections(root)
 
     async def cdx(request: Request) -> Response:  # short CPU work: answered on the event loop
@@ -67,7 +79,7 @@ def create_app(root: str) -> Any:
         if eng is None:
             body = json.dumps({"message": f"no collection {coll!r}"}).encode("utf-8")
             return Response(body, 404, media_type="application/json; charset=utf-8")
-        ans: Answer = eng.answer(request.url.query)
+        ans: Answer = eng.answer(query_string(request.scope))
         return Response(b"".join(ans.body), ans.status, headers={"Content-Type": ans.content_type})
 
     return Starlette(routes=[Route("/{coll}/cdx", cdx, methods=["GET"])])
