@@ -114,6 +114,9 @@ def check(engine: Engine, params: Any) -> bool:
         assert [dict(c) for c in got] == want, p
         assert got == want, p      # a Capture equals the dict of its fields
         assert [list(c) for c in got] == [list(d) for d in want], p   # in the same order
+        if set(p) <= {"url", "output"}:   # Index.query(url): the commonest question's own path
+            got = engine.query_url(p["url"])
+            assert [list(c.items()) for c in got] == [list(d.items()) for d in want], p
     quick = engine.quick({k: v for k, v in p.items() if k != "output"}) is not None
     got_http = engine.answer(p)
     assert (got_http.status, got_http.content_type, got_http.read()) == pipeline_answer(engine, p), p

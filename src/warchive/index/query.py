@@ -538,7 +538,7 @@ _QUICK_PARAMS = frozenset(("url", "matchType", "limit", "closest", "from", "from
 
 
 class Engine:
-    """Answers queries over named sources (one collection)."""
+    """Answers queries over named sources (one collection; its sources are fixed once made)."""
 
     def __init__(self, sources: Sequence[NamedSource], *, access: Optional[str] = None,
                  now: Optional[Callable[[], str]] = None, selectable: bool = False) -> None:
@@ -546,6 +546,9 @@ class Engine:
         self.access = access          # R15: "allow" in pywb's automatic layout, None in config layouts
         self.now = now
         self.selectable = selectable  # R18: `sources=` selects by collection name (config layouts)
+        # the commonest question, every capture of one url, of a single plain source: ready
+        one = self.sources[0] if len(self.sources) == 1 and self.sources[0].kind == "plain" else None
+        self._one = (one.lines, one.origin(True, access)) if one is not None else None
 
     def _selected(self, sel: Optional[str]) -> List[NamedSource]:
         """R18: `sources=a,b` (`!` inverts, `*` all) keeps the sources of the named collections."""
@@ -634,6 +637,21 @@ class Engine:
             for c in caps:
                 c.project(names)
         return caps
+
+    def query_url(self, url: str) -> List[Capture]:
+        """``query({"url": url})``: every capture of one url (what replay asks for each
+        resource, and ``Index.query(url)``), read straight from a single plain source."""
+        one = self._one
+        if one is not None and url and url[:2] != "*." and url[-1] != "*":
+            try:
+                start = _surt(url).encode("utf-8")
+            except UrlError:
+                start = b""
+            if start:
+                lines = one[0](start, start + b"!", DEFAULT_LIMIT)
+                if lines:   # (none: the fuzzy fallback is the pipeline's)
+                    return list(map(Capture, lines, repeat(one[1])))
+        return self.query({"url": url})
 
     # -- the quick path
     def quick(self, p: Mapping[str, Any], check: bool = False) -> Optional[List[Capture]]:
@@ -1097,6 +1115,8 @@ class Index:
         """The captures (read-only mappings of their fields, as ``output=json`` gives them);
         a bad parameter raises QueryError. See ``Engine.query``."""
         if url is not None:
+            if not params:
+                return self.engine.query_url(url)
             params["url"] = url
         return self.engine.query(params)
 
