@@ -4,11 +4,13 @@ A ``Capture`` holds the stored line (bytes, trailing whitespace removed) and
 the ``Origin`` it came from (the source's name and collection, what pywb adds
 to every capture: docs/cdx-api.md R15, R16). Its ``urlkey`` and ``timestamp``
 are the line's first two columns; the other fields (the CDXJ line's JSON, or
-the CDX columns, R14) are read when one of them is first asked for. It is a read-only mapping of the fields the CDX API
-answers with (``output=json``: the line's fields under pywb's names, then
-``source``, ``source-coll`` and ``access``), in that order, so
-``c["status"]``, ``c.get("mime")``, ``dict(c)`` and ``c == {...}`` work as on
-a dict; the hot fields are also typed attributes (``.url``, ``.offset``...).
+the CDX columns, R14) are read when one of them is first asked for. It is a
+read-only mapping of the fields the CDX API answers with (``output=json``:
+the line's fields under pywb's names, then ``source``, ``source-coll`` and
+``access``), in that order, so ``c["status"]``, ``c.get("mime")``,
+``dict(c)`` and ``c == {...}`` work as on a dict (``c.as_dict()`` for
+``json.dumps``); the hot fields are also typed attributes (``.url``,
+``.offset``...).
 
 Nothing of the line is read until something is asked for: ``urlkey`` and
 ``timestamp`` cut its first two columns, any other field reads the whole
