@@ -34,7 +34,7 @@ import os
 import re
 from collections import OrderedDict, deque
 from email.utils import formatdate
-from itertools import islice, repeat
+from itertools import islice
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
                     Union)
 from urllib.parse import parse_qsl, quote_plus, unquote_plus
@@ -649,8 +649,11 @@ class Engine:
                 start = b""
             if start:
                 lines = one[0](start, start + b"!", DEFAULT_LIMIT)
+                if len(lines) == 1:   # most urls (a list comprehension costs more than the call)
+                    return [Capture(lines[0], one[1])]
                 if lines:   # (none: the fuzzy fallback is the pipeline's)
-                    return list(map(Capture, lines, repeat(one[1])))
+                    o = one[1]
+                    return [Capture(line, o) for line in lines]
         return self.query({"url": url})
 
     # -- the quick path
@@ -722,7 +725,7 @@ class Engine:
         if len(srcs) == 1:
             s = srcs[0]
             o = s._origins.get((named, self.access)) or s.origin(named, self.access)
-            caps = list(map(Capture, s.lines(start, stop, n), repeat(o)))
+            caps = [Capture(line, o) for line in s.lines(start, stop, n)]
         elif check:
             return None
         else:
