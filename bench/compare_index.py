@@ -434,6 +434,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     from warchive.index.segment import write_segment
 
     work = Path(tempfile.mkdtemp(prefix="compare-index-"))
+    load = os.getloadavg()
     try:
         cdxj = Path(args.cdxj) if args.cdxj else corpus_cdxj(args.corpus, work)
         lines = read_lines(cdxj)
@@ -501,6 +502,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 ("HTTP p99 <= 20 ms", w["p99_ms"] <= 20, f"{w['p99_ms']:.2f} ms"),
                 ("HTTP >= 10 x pywb", w["rps"] >= 10 * p["rps"], f"{w['rps'] / p['rps']:.1f} x"),
             ]
+        after = os.getloadavg()
+        print(f"\nload average (1 min): {load[0]:.2f} before the run, {after[0]:.2f} after (the run itself adds "
+              "about 1 on 2 cores, wrk and the server 2): other work on the machine shows in the rates first, "
+              "least in p50")
         print("\ntargets")
         for what, ok, val in targets:
             print(f"  {'PASS ' if ok else 'SHORT'} {what}: {val}")
@@ -511,6 +516,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 h.pop("raw", None)
             Path(args.json).write_text(json.dumps({
                 "date": time.strftime("%Y-%m-%d"), "cdxj": str(cdxj), "lines": len(lines),
+                "loadavg_before_after": [load, after],
                 "lookups": rows, "sizes": dict(size_rows), "http": http,
                 "targets": [{"what": w, "pass": ok, "value": v} for w, ok, v in targets], "failed": bad,
             }, indent=1))
