@@ -3,7 +3,8 @@
 docs/cdx-api.md is the specification: rules R1-R70 (pywb), the deliberate
 differences D1-D7 and the Wayback CDX server's extras W1-W20; comments here
 cite them. One engine serves the three doors: the Python API
-(`Index.query`), the HTTP endpoint (warchive.index.http) and `warchive cdx`.
+(`Index.query`, which answers `Capture` records), the HTTP endpoint
+(warchive.replay.app) and `warchive cdx`.
 
 Pipeline (R28): parameters -> key range -> lines of the sources (merged,
 named) -> captures -> resolveRevisits -> filters -> from/to -> collapseTime,
@@ -11,45 +12,45 @@ collapse -> closest | reverse | limit (negative limits, fastLatest) -> fuzzy
 fallback when empty -> access -> output. Every parameter error is found
 before the first byte of the answer (D1, D5).
 
-This module does not read files itself: sources do (warchive.index.sources).
+The quick path (`Engine.quick`) answers the common queries (a url with its
+matchType, limit, closest, from/to, reverse, nosource, fl) straight from the
+sources' lines, without a Query or the stages; it gives the pipeline's
+captures or steps aside (tests/differential/test_quick_vs_pipeline.py holds
+the two to the same answers).
+
+This module does not read files itself: sources do (warchive.index.sources);
+nor index lines: the record type does (warchive.index.capture). It is long
+because the pipeline's stages are one specification, read in R28's order,
+and the quick path must be read beside them.
 """
 
 from __future__ import annotations
 
-import bisect
+import calendar
+import datetime
+import heapq
 import json
 import os
 import re
 from collections import OrderedDict, deque
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
-from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus
+from email.utils import formatdate
+from itertools import islice
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
+                    Union)
+from urllib.parse import parse_qsl, quote_plus, unquote_plus
 
-from ..errors import ArchiveError
-from ..surt import surt as _surt
 from ..errors import UrlError
+from ..surt import surt as _surt
+from ..timestamps import timestamp_to_datetime
+from .capture import ALIASES, CDX_FORMATS, Capture, MergeKey, Origin, QueryError, may_rename_timestamp, visible
+from .segment import Segment
 from .sources import collection_name, index_files, open_source, source_kind, source_name
+
+__all__ = ["ALIASES", "CDX_FORMATS", "Answer", "Capture", "Engine", "Index", "NamedSource", "Origin", "Query",
+           "QueryError", "Result", "key_range", "params_from", "parse_line", "parse_query_string"]
 
 DEFAULT_LIMIT = 100000
 FALSE_VALUES = ("0", "false", "f", "off")
-
-# R34: field aliases (pywb's table; `s` ends up meaning length)
-ALIASES = {"u": "url", "original": "url", "statuscode": "status", "mimetype": "mime", "m": "mime",
-           "l": "length", "s": "length", "o": "offset", "d": "digest", "t": "timestamp", "k": "urlkey",
-           "f": "filename"}
-
-# R14: CDX formats by field count
-_CDX_FORMATS = {
-    7: ("urlkey", "timestamp", "url", "mime", "status", "digest", "length"),
-    9: ("urlkey", "timestamp", "url", "mime", "status", "digest", "redirect", "offset", "filename"),
-    10: ("urlkey", "timestamp", "url", "mime", "status", "digest", "redirect", "robotflags", "offset",
-         "filename"),
-    11: ("urlkey", "timestamp", "url", "mime", "status", "digest", "redirect", "robotflags", "length",
-         "offset", "filename"),
-    14: ("urlkey", "timestamp", "url", "mime", "status", "digest", "redirect", "robotflags", "length",
-         "offset", "filename", "orig.length", "orig.offset", "orig.filename"),
-}
-_CDX_FORMATS[12] = _CDX_FORMATS[9] + ("orig.length", "orig.offset", "orig.filename")
-_CDX_FORMATS[13] = _CDX_FORMATS[10] + ("orig.length", "orig.offset", "orig.filename")
 
 OUTPUTS = {"cdxj": "text/x-cdxj", "json": "text/x-ndjson", "text": "text/plain",
            "link": "application/link-format"}
@@ -68,15 +69,6 @@ _FUZZY_NORMALIZE = [(re.compile(p), r) for p, r in (
     (r"[?&](fbclid)=(.*)+(?=&|$)", ""),
 )]
 _FUZZY_SKIP = ("alt_url", "reverse", "closest", "end_key", "url", "matchType", "filter")
-
-
-class QueryError(ArchiveError, ValueError):
-    """A bad query: answered with `status` and {"message": ...} (R63-R65, D1)."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
 
 
 # --------------------------------------------------------------------------- parameters (R2, R3)
@@ -127,83 +119,12 @@ def to_bool(value: Optional[str], default: bool = False) -> bool:
 
 # --------------------------------------------------------------------------- captures (R14)
 
-class Capture:
-    """One index line as fields (ordered). `line` is the stored line while nothing changed (R17)."""
-
-    __slots__ = ("fields", "line", "from_json", "_json", "source_pos")
-
-    def __init__(self, fields: "OrderedDict[str, Any]", line: Optional[bytes], from_json: bool) -> None:
-        self.fields = fields
-        self.line = line
-        self.from_json = from_json
-        self._json: Optional[str] = None
-        self.source_pos = 0
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self.fields.get(name, default)
-
-    def __getitem__(self, name: str) -> Any:
-        return self.fields[name]
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.fields
-
-    def set(self, name: str, value: Any) -> None:
-        self.fields[name] = value
-        self.line = None
-        self._json = None
-
-    def to_json(self, fields: Optional[Sequence[str]] = None) -> str:
-        f = self.fields
-        if fields is None:
-            return json.dumps(OrderedDict((k, v) for k, v in f.items() if not k.startswith("_")))
-        return json.dumps(OrderedDict((k, f[k]) for k in fields if k in f))
-
-    def json_key(self) -> str:
-        """R19: what pywb's merge compares (the JSON of all fields)."""
-        if self._json is None:
-            self._json = self.to_json()
-        return self._json
-
-    def __lt__(self, other: "Capture") -> bool:
-        return self.json_key() < other.json_key()
-
-    def text(self) -> str:
-        """R36: the whole-capture subject of a field-less filter."""
-        if self.line is not None:
-            return self.line.decode("utf-8")
-        if not self.from_json:
-            return " ".join(str(v) for v in self.fields.values())
-        return json.dumps(self.fields)
-
-
 def parse_line(line: bytes) -> Capture:
-    """A stored index line as pywb reads it (R14)."""
-    line = line.rstrip()
-    parts = line.split(b" ", 2)
-    try:
-        if parts[-1].startswith(b"{"):
-            fields: "OrderedDict[str, Any]" = OrderedDict()
-            fields["urlkey"] = parts[0].decode("utf-8")
-            fields["timestamp"] = parts[1].decode("utf-8") if len(parts) > 1 else ""
-            data = json.loads(parts[-1].decode("utf-8"), object_pairs_hook=OrderedDict)
-            if data and isinstance(data.get("status"), int) and not isinstance(data.get("status"), bool):
-                data["status"] = str(data["status"])
-            for name, value in data.items():
-                name = ALIASES.get(name, name)
-                if name == "url" and isinstance(value, str) and not value.isascii():
-                    value = quote(value.encode("utf-8"), safe=":/")
-                fields[name] = value
-            return Capture(fields, line, True)
-        cols = parts[:-1] + parts[-1].split(b" ")
-        names = _CDX_FORMATS.get(len(cols))
-        if names is None:
-            raise QueryError(f"unknown {len(cols)}-field cdx format: {[c for c in cols]!r}")
-        return Capture(OrderedDict(zip(names, (c.decode("utf-8") for c in cols))), line, False)
-    except (UnicodeDecodeError, ValueError) as e:
-        if isinstance(e, QueryError):
-            raise
-        raise QueryError(f"unreadable index line {line[:200]!r}: {e}", 500) from None
+    """A stored index line as pywb reads it (R14), read at once: a malformed line raises
+    QueryError here."""
+    c = Capture(line)
+    c.fields
+    return c
 
 
 # --------------------------------------------------------------------------- the query (R6-R12, R65)
@@ -380,8 +301,6 @@ def resume_key_for(c: Capture, k: int) -> str:
 
 
 def _timestamp_now() -> str:
-    import datetime
-
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d%H%M%S")
 
 
@@ -485,29 +404,61 @@ def collapse_field(caps: Iterable[Capture], name: str, n: Optional[int]) -> Iter
             yield c
 
 
-def _sec(ts: str) -> int:
-    from ..timestamps import timestamp_to_datetime
-    import calendar
+_MONTHS: Dict[int, Tuple[int, int]] = {}   # YYYYMM -> (seconds at its start, its days), filled as met
 
+
+def _month(ym: int) -> Optional[Tuple[int, int]]:
+    """(seconds since 1970 at the start of month YYYYMM, days in it); None outside 1900-2999
+    (where timestamp_to_datetime clamps)."""
+    m = _MONTHS.get(ym)
+    if m is None:
+        y, mo = divmod(ym, 100)
+        if not (1900 <= y <= 2999 and 1 <= mo <= 12):
+            return None
+        m = _MONTHS[ym] = (calendar.timegm((y, mo, 1, 0, 0, 0)), calendar.monthrange(y, mo)[1])
+    return m
+
+
+# Timestamps repeat (a crawl's captures share their seconds; replay asks about one page's time
+# for each of its resources): the last few thousand are remembered.
+_SECONDS: Dict[str, int] = {}
+_SECONDS_MAX = 8192
+
+
+def timestamp_seconds(ts: str) -> int:
+    """Seconds since 1970 of a timestamp as closest reads it (R43): the latest valid time it can
+    mean (timestamp_to_datetime's padding and clamping). 14 plain digits of a valid time in
+    1900-2999 are counted here; anything else goes through timestamp_to_datetime."""
+    n = _SECONDS.get(ts)
+    if n is not None:
+        return n
+    n = _seconds(ts)
+    if len(_SECONDS) >= _SECONDS_MAX:
+        _SECONDS.clear()
+    _SECONDS[ts] = n
+    return n
+
+
+def _seconds(ts: str) -> int:
+    if len(ts) == 14 and ts.isdigit() and ts.isascii():
+        ym, rest = divmod(int(ts), 100000000)
+        m = _month(ym)
+        if m is not None:
+            d, hms = divmod(rest, 1000000)
+            h, ms = divmod(hms, 10000)
+            mi, s = divmod(ms, 100)
+            if 1 <= d <= m[1] and h < 24 and mi < 60 and s < 60:
+                return m[0] + (d - 1) * 86400 + h * 3600 + mi * 60 + s
     return calendar.timegm(timestamp_to_datetime(ts).utctimetuple())
 
 
 def sort_closest(caps: Iterable[Capture], closest: str, limit: int) -> List[Capture]:
-    """R43 (with limit R47/R48) and W10 for negative limits."""
-    target = _sec(closest)
-    keys: List[int] = []
-    out: List[Capture] = []
-    for c in caps:
-        k = abs(target - _sec(c.fields["timestamp"]))
-        i = bisect.bisect_right(keys, k)
-        keys.insert(i, k)
-        out.insert(i, c)
-        if limit >= 0 and len(out) > limit:
-            out.pop()
-            keys.pop()
+    """R43 (with limit R47/R48) and W10 for negative limits: stable by distance in seconds."""
+    target = timestamp_seconds(closest)
+    out = sorted(caps, key=lambda c: abs(target - timestamp_seconds(c.fields["timestamp"])))
     if limit < 0:
-        return out[limit:] if limit else out
-    return out
+        return out[limit:]
+    return out[:limit]
 
 
 def reverse_limit(caps: Iterable[Capture], limit: int) -> List[Capture]:
@@ -540,6 +491,21 @@ class NamedSource:
         self.name = name
         self.coll = coll
         self.kind = kind   # "plain" (CDX/CDXJ file, segment) or "zipnum"
+        self._origins: Dict[Tuple[bool, Optional[str]], Origin] = {}
+        # the lines start <= line < stop of a plain source, at most `limit` (-1: all)
+        self.lines: Callable[[bytes, bytes, int], List[bytes]] = \
+            source.range_list if isinstance(source, Segment) else self._range_lines
+
+    def origin(self, named: bool, access: Optional[str] = None) -> Origin:
+        """The Origin of its captures: with `source` unless nosource (R15), with `access`."""
+        o = self._origins.get((named, access))
+        if o is None:
+            o = self._origins[(named, access)] = Origin(self.name, self.coll, named, access)
+        return o
+
+    def _range_lines(self, start: bytes, stop: bytes, limit: int = -1) -> List[bytes]:
+        it = self.source.range(start, stop)
+        return list(it if limit < 0 else islice(it, limit))
 
 
 class Answer:
@@ -558,8 +524,21 @@ def error_answer(e: QueryError) -> Answer:
     return Answer(e.status, ERROR_CTYPE, [json.dumps({"message": e.message}).encode("utf-8")])
 
 
+class Result(NamedTuple):
+    """What a query's pipeline gives: the captures, and where the next part starts when
+    ``limit`` cut the answer and showResumeKey asked for it (W14)."""
+
+    captures: List[Capture]
+    resume_key: Optional[str] = None
+
+
+# The parameters the quick path answers (Engine.quick); any other goes through the pipeline.
+_QUICK_PARAMS = frozenset(("url", "matchType", "limit", "closest", "from", "from_ts", "to", "sort", "reverse",
+                           "fl", "fields", "nosource", "allowFuzzy", "sources", "output"))
+
+
 class Engine:
-    """Answers queries over named sources (one collection)."""
+    """Answers queries over named sources (one collection; its sources are fixed once made)."""
 
     def __init__(self, sources: Sequence[NamedSource], *, access: Optional[str] = None,
                  now: Optional[Callable[[], str]] = None, selectable: bool = False) -> None:
@@ -567,10 +546,12 @@ class Engine:
         self.access = access          # R15: "allow" in pywb's automatic layout, None in config layouts
         self.now = now
         self.selectable = selectable  # R18: `sources=` selects by collection name (config layouts)
+        # the commonest question, every capture of one url, of a single plain source: ready
+        one = self.sources[0] if len(self.sources) == 1 and self.sources[0].kind == "plain" else None
+        self._one = (one.lines, one.origin(True, access)) if one is not None else None
 
-    def _selected(self, q: Query) -> List[NamedSource]:
+    def _selected(self, sel: Optional[str]) -> List[NamedSource]:
         """R18: `sources=a,b` (`!` inverts, `*` all) keeps the sources of the named collections."""
-        sel = q.params.get("sources")
         if not self.selectable or not sel:
             return self.sources
         invert = sel.startswith("!")
@@ -584,58 +565,255 @@ class Engine:
     # -- the public door
     def answer(self, params: Union[str, Mapping[str, Any], Params]) -> Answer:
         try:
-            q = Query(params_from(params), now=self.now)
-            return self._answer(q)
+            p = params_from(params)
+            quick = self._quick_answer(p)
+            if quick is not None:
+                return quick
+            return self._answer(Query(p, now=self.now))
         except QueryError as e:
             return error_answer(e)
 
     def _answer(self, q: Query) -> Answer:
         ctype = OUTPUTS[q.output]
+        paged = self._paged(q)
+        if paged is not None:
+            return self._paged_info(q, paged, ctype)
+        res = self.captures(q)
+        body = list(render(q.output, q.fields, q.memento_format, res.captures))  # all checked first (D5)
+        if res.resume_key is not None:
+            if q.output == "json":
+                body.append((json.dumps({"resumeKey": res.resume_key}) + "\n").encode("utf-8"))
+            else:
+                body.append(("\n" + res.resume_key + "\n").encode("utf-8"))
+        return Answer(200, ctype, body)
+
+    def _paged(self, q: Query) -> Optional[NamedSource]:
+        """The ZipNum source whose pages showNumPages/showPagedIndex describe (R25-R27), if any."""
         zipnums = [s for s in self.sources if s.kind == "zipnum"]
         if (q.show_num_pages or q.show_paged_index) and zipnums:
             if len(self.sources) > 1:
                 raise QueryError("showNumPages needs a single ZipNum source")  # D3
-            return self._paged_info(q, zipnums[0], ctype)
+            return zipnums[0]
+        return None
+
+    def captures(self, q: Query) -> Result:
+        """The captures of a query through the whole pipeline (R28), fuzzy fallback and access
+        included (not the paging information of _paged)."""
         if q.show_num_pages:  # R27: plain sources, the lines unprocessed
-            caps = self._load(q, raw=True)
-            caps = self._with_access(caps)
-            return Answer(200, ctype, self._render(q, caps))
-        result = self._run(q)
-        resume_line: Optional[str] = None
-        if isinstance(result, tuple):
-            caps_list, resume_line = result
-        else:
-            caps_list = result
-        if not caps_list and q.allow_fuzzy and q.resume is None:
+            caps = list(self._load(q))
+            self._with_access(caps)
+            return Result(caps)
+        res = self._run(q)
+        if not res.captures and q.allow_fuzzy and q.resume is None:
             fq = q.fuzzy_query(self.now)
             if fq is not None:
-                fres = self._run(fq, fuzzy_of=q)
-                caps_list = fres[0] if isinstance(fres, tuple) else fres
-                resume_line = None
-        caps_iter = self._with_access(iter(caps_list))
-        body = list(self._render(q, caps_iter))  # everything is checked before the first byte (D5)
-        if resume_line is not None:
-            if q.output == "json":
-                body.append((json.dumps({"resumeKey": resume_line}) + "\n").encode("utf-8"))
+                res = Result(self._run(fq, fuzzy_of=q).captures)
+        self._with_access(res.captures)
+        return res
+
+    def query(self, params: Mapping[str, Any]) -> List[Capture]:
+        """The Python door (``Index.query``): the captures as records of the fields
+        ``output=json`` gives (only those of ``fl``); a bad parameter raises QueryError. Common
+        queries are read straight from the index (``quick``), the others through the whole
+        pipeline: the same records either way. A capture's line is read when a field other
+        than urlkey and timestamp is first asked for, and a malformed line raises QueryError
+        then (a line of no known form, when the query runs)."""
+        p: Mapping[str, Any] = params
+        for v in params.values():
+            if type(v) is not str or not v:
+                p = params_from(params)
+                break
+        fl = (p.get("fields") or p.get("fl")) if len(p) > 1 else None
+        caps = self.quick(p)
+        if caps is None:
+            q = Query(dict(p, output="json"), now=self.now)
+            paged = self._paged(q)
+            if paged is not None:   # not captures: the pages' JSON objects, as records
+                body = self._paged_info(q, paged, OUTPUTS["json"]).read()
+                return [Capture.from_fields(json.loads(line)) for line in body.splitlines() if line]
+            caps = self.captures(q).captures
+        if fl:
+            names = fl.split(",")
+            for c in caps:
+                c.project(names)
+        return caps
+
+    def query_url(self, url: str) -> List[Capture]:
+        """``query({"url": url})``: every capture of one url (what replay asks for each
+        resource, and ``Index.query(url)``), read straight from a single plain source."""
+        one = self._one
+        if one is not None and url and url[:2] != "*." and url[-1] != "*":
+            try:
+                start = _surt(url).encode("utf-8")
+            except UrlError:
+                start = b""
+            if start:
+                lines = one[0](start, start + b"!", DEFAULT_LIMIT)
+                if len(lines) == 1:   # most urls (a list comprehension costs more than the call)
+                    return [Capture(lines[0], one[1])]
+                if lines:   # (none: the fuzzy fallback is the pipeline's)
+                    o = one[1]
+                    return [Capture(line, o) for line in lines]
+        return self.query({"url": url})
+
+    # -- the quick path
+    def quick(self, p: Mapping[str, Any], check: bool = False) -> Optional[List[Capture]]:
+        """The captures of a common query read straight from the sources, without the pipeline;
+        None when the query needs it. The same captures as ``captures(Query(p))``, for: url with
+        any matchType, limit, closest, from/to, sort/reverse, nosource, allowFuzzy, sources, fl
+        (output and fl are the caller's: nothing is projected here), over plain sources (index
+        segments, sorted files, several merged). Everything else, a bad parameter (the pipeline
+        raises its error), an empty answer with allowFuzzy (the fuzzy fallback), and a line
+        that might name its own timestamp where the timestamp orders or selects, goes to the
+        pipeline. Lines are read lazily (Capture): with ``check`` every line the pipeline would
+        read is read now, so that a malformed one raises here, and only one source is served."""
+        if not _QUICK_PARAMS.issuperset(p):
+            return None
+        get = p.get
+        url = get("url")
+        if not url:
+            return None
+        # what a query of a url alone means (R7, R47, R15), then what the others say
+        match_type = limit_raw = closest = from_ts = to_ts = None
+        reverse = False
+        named = True
+        srcs = self.sources
+        if len(p) > 1:
+            match_type = get("matchType")
+            limit_raw = get("limit")
+            closest = get("closest")
+            if closest == "now":
+                closest = (self.now or _timestamp_now)()
+            rv = get("reverse")
+            reverse = get("sort") == "reverse" or (rv is not None and rv != "" and rv.lower() not in FALSE_VALUES)
+            from_ts = get("from") or get("from_ts")
+            to_ts = get("to")
+            named = get("nosource") != "true"
+            if self.selectable and "sources" in p:
+                srcs = self._selected(get("sources"))
+        if not match_type:  # R7
+            if url[:2] == "*.":
+                url, match_type = url[2:], "domain"
+            elif url[-1] == "*":
+                url, match_type = url[:-1], "prefix"
             else:
-                body.append(("\n" + resume_line + "\n").encode("utf-8"))
-        return Answer(200, ctype, body)
+                match_type = "exact"
+        if match_type == "exact":
+            try:
+                start = _surt(url).encode("utf-8")
+            except UrlError:
+                return None
+            stop = start + b"!"
+        else:
+            try:
+                a, z = key_range(url, match_type)
+            except QueryError:
+                return None
+            start, stop = a.encode("utf-8"), z.encode("utf-8")
+        if limit_raw is None:
+            limit = DEFAULT_LIMIT
+        else:
+            try:
+                limit = int(limit_raw)
+            except ValueError:
+                return None
+        for s in srcs:
+            if s.kind != "plain":
+                return None
+        plain_order = not (closest or reverse or from_ts or to_ts)
+        n = limit if plain_order and limit > 0 else -1   # R47: the first `limit` are all it needs
+        if len(srcs) == 1:
+            s = srcs[0]
+            o = s._origins.get((named, self.access)) or s.origin(named, self.access)
+            caps = [Capture(line, o) for line in s.lines(start, stop, n)]
+        elif check:
+            return None
+        else:
+            caps = self._quick_merge(srcs, start, stop, n, named)
+        if check and not (plain_order and limit > 0):
+            for c in caps:   # the pipeline reads every line of the range (D5)
+                c.fields
+        if not plain_order:
+            if from_ts or to_ts:
+                for c in caps:
+                    if may_rename_timestamp(c.line):
+                        return None
+                caps = _clamp_quick(caps, from_ts, to_ts)
+            if closest:
+                if len(caps) > 1:   # (one capture is in closest order)
+                    if not (from_ts or to_ts):
+                        for c in caps:
+                            if may_rename_timestamp(c.line):
+                                return None
+                    target = timestamp_seconds(closest)
+                    caps.sort(key=lambda c: abs(target - timestamp_seconds(c.timestamp)))
+                caps = caps[limit:] if limit < 0 else caps[:limit]
+            elif reverse:
+                if limit > 0:
+                    caps = caps[-limit:][::-1]
+                elif limit < 0:
+                    caps = caps[:-limit][::-1]
+                else:
+                    caps = []
+            elif limit < 0:
+                caps = caps[limit:]
+            elif limit:
+                del caps[limit:]
+        elif limit < 0:
+            caps = caps[limit:]
+        if not caps and to_bool(get("allowFuzzy"), True):
+            return None   # R50: the fuzzy fallback is the pipeline's
+        return caps
+
+    def _quick_merge(self, srcs: List[NamedSource], start: bytes, stop: bytes, n: int,
+                     named: bool) -> List[Capture]:
+        """R19, R15 for the quick path: the captures of the key range of several sources, merged."""
+        access = self.access
+        found = [(s, ls) for s in srcs for ls in (s.lines(start, stop, n),) if ls]
+        if not found:
+            return []
+        if len(found) == 1:
+            o = found[0][0].origin(named, access)
+            return [Capture(line, o) for line in found[0][1]]
+        # pywb merges before its access check: the merge sees no `access` (R19, R15)
+        lists = []
+        for s, ls in found:
+            o = s.origin(named)
+            lists.append([Capture(line, o) for line in ls])
+        caps = list(heapq.merge(*lists, key=MergeKey))
+        if n >= 0:
+            del caps[n:]
+        if access is not None:
+            later = {s.origin(named): s.origin(named, access) for s, _ in found}
+            for c in caps:
+                c.reorigin(later[c.origin])   # type: ignore[index]
+        return caps
+
+    def _quick_answer(self, p: Params) -> Optional[Answer]:
+        """The HTTP door's quick path: a query `quick` answers, rendered as the pipeline
+        renders it (the same bytes)."""
+        out = p.get("output") or "cdxj"
+        if out not in OUTPUTS:
+            return None
+        caps = self.quick(p, check=True)
+        if caps is None:
+            return None
+        fl = p.get("fields") or p.get("fl")
+        return Answer(200, OUTPUTS[out], list(render(out, fl.split(",") if fl else None, None, caps)))
 
     # -- stages
-    def _load(self, q: Query, raw: bool = False) -> Iterator[Capture]:
+    def _load(self, q: Query) -> Iterator[Capture]:
         """R19, R15: the merged, named captures of the key range (page of a ZipNum, R22)."""
         start = q.key
         iters = []
-        for s in self._selected(q):
+        for s in self._selected(q.params.get("sources")):
             iters.append(self._source_caps(q, s, start))
         if not iters:
             return iter(())
         if len(iters) == 1:
             merged: Iterator[Capture] = iters[0]
         else:
-            import heapq
-
-            merged = heapq.merge(*iters)
+            merged = heapq.merge(*iters, key=MergeKey)
         return _number(merged, q.resume)
 
     def _source_caps(self, q: Query, s: NamedSource, start: bytes) -> Iterator[Capture]:
@@ -646,15 +824,11 @@ class Engine:
             if q.resume is not None and q.resume[0] > rstart:
                 rstart = q.resume[0]
             lines = s.source.range(rstart, q.end_key)
-        name = s.name
+        origin = s.origin(not q.nosource)
         for line in lines:
-            c = parse_line(line)
-            if not q.nosource and c.fields.get("url"):
-                src = c.fields.get("source")
-                c.set("source", name + ":" + src if src else name)
-                c.set("source-coll", s.coll)
+            c = Capture(line, origin)
+            c.fields   # read now: a malformed line is an error before the answer starts (D5)
             yield c
-
     def _zipnum_blocks(self, q: Query, s: NamedSource) -> Tuple[list, int, int, int]:
         """R22-R24: the blocks of the requested page, and (pages, page size, blocks)."""
         page_size_raw = q.page_size_raw
@@ -731,7 +905,7 @@ class Engine:
                 out.append((json.dumps(obj) + "\n").encode("utf-8"))
         return Answer(200, ctype, out)
 
-    def _run(self, q: Query, fuzzy_of: Optional[Query] = None) -> Union[List[Capture], Tuple[List[Capture], str]]:
+    def _run(self, q: Query, fuzzy_of: Optional[Query] = None) -> Result:
         caps: Iterable[Capture] = self._load(q)
         if q.resolve_revisits:
             caps = resolve_revisits(caps)
@@ -763,9 +937,7 @@ class Engine:
             out = [c for c in out if _fuzzy_match(fuzzy_of, c)]
             for c in out:
                 c.set("is_fuzzy", "1")
-        if resume is not None:
-            return out, resume
-        return out
+        return Result(out, resume)
 
     def _first(self, caps: Iterable[Capture], limit: int, q: Query) -> Tuple[List[Capture], Optional[str]]:
         out: List[Capture] = []
@@ -780,44 +952,55 @@ class Engine:
                 return out, resume_key_for(last, last.source_pos)
         return out, None
 
-    def _with_access(self, caps: Iterable[Capture]) -> Iterator[Capture]:
+    def _with_access(self, caps: List[Capture]) -> None:
+        """R15: `access` last, on every capture with a url."""
         access = self.access
-        for c in caps:
-            if access is not None and c.fields.get("url"):
-                c.set("access", access)
-            yield c
-
-    def _render(self, q: Query, caps: Iterable[Capture]) -> Iterator[bytes]:
-        fields = q.fields
-        out = q.output
-        if out == "link":
-            prev = None
-            for c in caps:
-                if prev is not None:
-                    yield _link(prev, q.memento_format, ",\n").encode("utf-8")
-                prev = c
-            if prev is not None:
-                yield _link(prev, q.memento_format, "\n").encode("utf-8")
+        if access is None:
             return
         for c in caps:
-            if out == "json":
-                yield (c.to_json(fields) + "\n").encode("utf-8")
-            elif out == "text":
-                if fields is None and c.line is not None:
-                    yield c.line + b"\n"
-                else:
-                    names = fields if fields is not None else list(c.fields)
-                    yield (" ".join(str(c.fields.get(n, "-")) for n in names) + "\n").encode("utf-8")
-            else:  # cdxj (R56, R60)
+            if c.fields.get("url"):
+                c.set("access", access)
+
+
+def render(output: str, fields: Optional[List[str]], memento_format: Optional[str],
+           caps: Iterable[Capture]) -> Iterator[bytes]:
+    """The body lines of captures in an output format (R55-R60)."""
+    if output == "link":
+        prev = None
+        for c in caps:
+            if prev is not None:
+                yield _link(prev, memento_format, ",\n").encode("utf-8")
+            prev = c
+        if prev is not None:
+            yield _link(prev, memento_format, "\n").encode("utf-8")
+        return
+    for c in caps:
+        if output == "json":
+            yield (c.to_json(fields) + "\n").encode("utf-8")
+        elif output == "text":
+            if fields is None and not c.changed:
+                yield c.line + b"\n"
+            else:
                 f = c.fields
-                items = list(f.items())
-                prefix = f"{f.get('urlkey')} {f.get('timestamp')} "
-                rest = OrderedDict(items[2:])
-                if fields is None:
-                    js = json.dumps(OrderedDict((k, v) for k, v in rest.items() if not k.startswith("_")))
-                else:
-                    js = json.dumps(OrderedDict((k, rest[k]) for k in fields if k in rest))
-                yield (prefix + js + "\n").encode("utf-8")
+                names = fields if fields is not None else list(f)
+                yield (" ".join(str(f.get(n, "-")) for n in names) + "\n").encode("utf-8")
+        else:  # cdxj (R56, R60): the fields after the first two, whatever they are
+            f = c.fields
+            rest = dict(islice(f.items(), 2, None))
+            if fields is None:
+                js = json.dumps(visible(rest))
+            else:
+                js = json.dumps({k: rest[k] for k in fields if k in rest})
+            yield f"{f.get('urlkey')} {f.get('timestamp')} {js}\n".encode("utf-8")
+
+
+def _clamp_quick(caps: List[Capture], from_ts: Optional[str], to_ts: Optional[str]) -> List[Capture]:
+    """`clamp` on the timestamps cut from the lines (R39-R41)."""
+    if from_ts and len(from_ts) < 14:
+        from_ts = from_ts + "10000101000000"[len(from_ts):]
+    if to_ts and len(to_ts) < 14:
+        to_ts = to_ts + "29991231235959"[len(to_ts):]
+    return [c for c in caps if not (from_ts and c.timestamp < from_ts) and not (to_ts and c.timestamp > to_ts)]
 
 
 def _number(caps: Iterator[Capture], resume: Optional[Tuple[bytes, Optional[int]]]) -> Iterator[Capture]:
@@ -845,11 +1028,6 @@ def _number(caps: Iterator[Capture], resume: Optional[Tuple[bytes, Optional[int]
 
 def _link(c: Capture, memento_format: Optional[str], end: str) -> str:
     """R58, R59."""
-    from email.utils import formatdate
-    import calendar
-
-    from ..timestamps import timestamp_to_datetime
-
     url = c.fields.get("url")
     if not url:
         url = f"file://{c.fields.get('filename')}:{c.fields.get('offset')}:{c.fields.get('length')}"
@@ -925,7 +1103,7 @@ class Index:
     """Captures of collections and index files, queried with the CDX API's parameters.
 
         idx = Index("collections/web")                    # or segments, .idx, sorted .cdxj files
-        idx.query(url="example.com/*", filter=["=status:200"], limit=10)   # -> list of dicts
+        idx.query(url="example.com/*", filter=["=status:200"], limit=10)   # -> list of Capture
         idx.answer("url=example.com&output=json")         # -> Answer: status, content_type, body
     """
 
@@ -936,14 +1114,14 @@ class Index:
     def answer(self, params: Union[str, Mapping[str, Any]]) -> Answer:
         return self.engine.answer(params)
 
-    def query(self, url: Optional[str] = None, **params: Any) -> List[Dict[str, Any]]:
-        """The captures as dicts of their fields; a bad parameter raises QueryError."""
+    def query(self, url: Optional[str] = None, **params: Any) -> List[Capture]:
+        """The captures (read-only mappings of their fields, as ``output=json`` gives them);
+        a bad parameter raises QueryError. See ``Engine.query``."""
         if url is not None:
+            if not params:
+                return self.engine.query_url(url)
             params["url"] = url
-        params["output"] = "json"
-        q = Query(params_from(params), now=self.engine.now)
-        ans = self.engine._answer(q)
-        return [json.loads(line) for line in ans.read().splitlines() if line and not line.startswith(b'{"resumeKey"')]
+        return self.engine.query(params)
 
     def close(self) -> None:
         for s in self.engine.sources:

@@ -14,6 +14,12 @@ import os
 import threading
 from typing import Any, Dict, Optional, Tuple
 
+from starlette.applications import Starlette
+from starlette.datastructures import URL
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
 from ..index.query import Answer, Engine, named_sources
 
 
@@ -52,22 +58,39 @@ class Collections:
         return eng
 
 
-def create_app(root: str) -> Any:
-    """A Starlette app serving the CDX API of every collection under root."""
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import Response
-    from starlette.routing import Route
+def query_string(scope: Scope) -> str:
+    """The request's query string, as Starlette's ``request.url.query`` gives it, without
+    building the URL (a tenth of a request's time): urlsplit drops tabs and line breaks and
+    ends the query at `#`, so a query string holding one is left to Starlette."""
+    qs: str = scope.get("query_string", b"").decode()
+    if "#" in qs or "\t" in qs or "\n" in qs or "\r" in qs:
+        return str(URL(scope=scope).query)
+    return qs
 
-    colls = Collections(root)
 
-    async def cdx(request: Request) -> Response:  # short CPU work: answered on the event loop
-        coll = request.path_params["coll"]
-        eng = colls.engine(coll)
+class CdxEndpoint:
+    """``GET /{coll}/cdx``, an ASGI endpoint of its own: the answer is sent as two messages,
+    with the headers a Starlette ``Response`` would give it, without building a Request and a
+    Response around it (a fifth of a request's time)."""
+
+    def __init__(self, colls: Collections) -> None:
+        self.colls = colls
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        coll = scope["path_params"]["coll"]
+        eng = self.colls.engine(coll)   # short CPU work: answered on the event loop
         if eng is None:
             body = json.dumps({"message": f"no collection {coll!r}"}).encode("utf-8")
-            return Response(body, 404, media_type="application/json; charset=utf-8")
-        ans: Answer = eng.answer(request.url.query)
-        return Response(b"".join(ans.body), ans.status, headers={"Content-Type": ans.content_type})
+            await Response(body, 404, media_type="application/json; charset=utf-8")(scope, receive, send)
+            return
+        ans: Answer = eng.answer(query_string(scope))
+        body = b"".join(ans.body)
+        await send({"type": "http.response.start", "status": ans.status,
+                    "headers": [(b"content-type", ans.content_type.encode("latin-1")),
+                                (b"content-length", str(len(body)).encode("latin-1"))]})
+        await send({"type": "http.response.body", "body": body})
 
-    return Starlette(routes=[Route("/{coll}/cdx", cdx, methods=["GET"])])
+
+def create_app(root: str) -> Starlette:
+    """A Starlette app serving the CDX API of every collection under root."""
+    return Starlette(routes=[Route("/{coll}/cdx", CdxEndpoint(Collections(root)), methods=["GET"])])

@@ -96,7 +96,7 @@ class LoadedCapture:
     transfer_decoded: bool         # the payload was de-chunked
     content_decoded: bool          # the payload's Content-Encoding was undone
     closers: List[Callable[[], None]] = field(default_factory=list)   # called once, by close()
-    skipped: List[Tuple[Dict[str, Any], str]] = field(default_factory=list)
+    skipped: List[Tuple[Mapping[str, Any], str]] = field(default_factory=list)
 
     @property
     def status_line(self) -> str:
@@ -226,7 +226,7 @@ class CaptureLoader:
         caps = self.index.query(url, **params)
         if not caps:
             raise CaptureNotFound(f"{url}: no capture in the index")
-        skipped: List[Tuple[Dict[str, Any], str]] = []
+        skipped: List[Tuple[Mapping[str, Any], str]] = []
         redirects = SelfRedirects(url)
         for c in caps:
             try:

@@ -163,7 +163,7 @@ class Originals:
         if not cands:
             raise _NotThere(f"{what}: no such capture in the index")
 
-        def open_capture(c: Dict[str, Any]) -> OpenRecord:
+        def open_capture(c: Mapping[str, Any]) -> OpenRecord:
             o = self.open_at(str(c.get("filename")), c.get("offset"), c)
             if o.rec.type == "revisit":
                 raise _Unusable(f"{o.filename}:{o.rec.offset} is a revisit record (stale index?)")

@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 from urllib.parse import urlsplit
 
 from ..errors import ArchiveError
+from ..index.capture import Capture
 from ..index.query import Index
-from .load import load_capture
 from ..surt import canonicalize, surt_or_url
 from ..timestamps import timestamp_to_datetime
 from ..warc.screenshot import JSON_METADATA, OTHER_PREFIXES, SCREENSHOT_PREFIX, screenshot_uri
+from .load import load_capture
 
 __all__ = ["IndexLike", "OTHER_PREFIXES", "SCREENSHOT_PREFIX", "find_screenshots", "load_screenshot",
            "page_variants", "screenshot_key"]
@@ -63,8 +64,8 @@ def page_variants(page_url: str) -> List[str]:
 
 
 def find_screenshots(index: IndexLike, page_url: str, *, variants: bool = True, closest: Optional[str] = None,
-                     prefixes: Sequence[str] = (SCREENSHOT_PREFIX,)) -> List[Dict[str, Any]]:
-    """The captures (dicts as ``Index.query`` gives them) of the screenshots of ``page_url``.
+                     prefixes: Sequence[str] = (SCREENSHOT_PREFIX,)) -> List[Capture]:
+    """The captures (records as ``Index.query`` gives them) of the screenshots of ``page_url``.
 
     ``index`` is an ``Index`` or the path(s) of collections / index files. Exact lookups of
     ``urn:screenshot:`` + URL (and, with ``variants``, of the http/https and www forms whose
@@ -78,7 +79,8 @@ def find_screenshots(index: IndexLike, page_url: str, *, variants: bool = True, 
         idx, own = Index(*[os.fspath(p) for p in paths]), True
     try:
         want = surt_or_url(page_url)
-        seen, out = set(), []
+        seen: Set[Tuple[Any, Any]] = set()
+        out: List[Capture] = []
         for prefix in prefixes:
             for u in page_variants(page_url) if variants else [page_url]:
                 try:
