@@ -17,6 +17,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITE
 from cpython.memoryview cimport PyMemoryView_FromMemory
 
+from _lib.wa_common cimport WA_OK, WA_EOF, WA_E_IO, WA_E_NOMEM, WA_E_TRUNCATED, WA_E_CALLBACK
 from _lib.wa_gzip cimport *
 
 import os

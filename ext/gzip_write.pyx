@@ -14,6 +14,7 @@ serves one caller at a time; this module knows nothing of gzip or WARC.
 from libc.stdint cimport uint8_t
 from cpython.bytes cimport PyBytes_FromStringAndSize
 
+from _lib.wa_common cimport WA_OK, WA_E_NOMEM, WA_E_FORMAT
 from _lib.wa_deflate cimport *
 
 import os

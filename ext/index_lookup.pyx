@@ -20,6 +20,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStri
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.list cimport PyList_Append
 
+from _lib.wa_common cimport WA_EOF, WA_E_NOMEM
 from _lib.wa_segment cimport *
 
 import mmap as _mmap

@@ -20,8 +20,9 @@ from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
 from posix.unistd cimport read, write
 
+from _lib.wa_common cimport WA_OK, WA_E_NOMEM, WA_E_CALLBACK, WA_E_TOO_BIG
 from _lib.wa_sort cimport (
-    WA_OK, WA_E_NOMEM, WA_E_CALLBACK, WA_E_TOO_BIG, WA_E_UNSORTED, WA_SORT_MAX_LINE,
+    WA_E_UNSORTED, WA_SORT_MAX_LINE,
     wa_write_fn, wa_fill_fn, wa_out, wa_out_init, wa_out_free, wa_out_flush,
     wa_line, wa_count_lines, wa_index_lines, wa_sort_lines,
     wa_msrc, wa_merge, wa_merge_init, wa_merge_free, wa_merge_run,
