@@ -19,6 +19,7 @@ from cpython.memoryview cimport PyMemoryView_FromMemory
 
 from _lib.wa_common cimport WA_OK, WA_EOF, WA_E_IO, WA_E_NOMEM, WA_E_TRUNCATED, WA_E_CALLBACK
 from _lib.wa_gzip cimport *
+from _lib.wa_codec cimport wa_inflate_libs
 
 import os
 

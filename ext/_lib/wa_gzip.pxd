@@ -45,4 +45,3 @@ cdef extern from "wa_gzip.h" nogil:
     int wa_gz_skip(wa_gz *g, int verify)
     int wa_gz_finish(wa_gz *g, int verify)
     int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, size_t *avail)
-    const char *wa_inflate_libs()
