@@ -1,8 +1,10 @@
 /* wa_common.h -- status codes and small helpers shared by the C cores of the kernels.
  *
- * Every function in ext/csrc returns one of these status codes; Cython turns a
- * negative one into an ArchiveError child at the `def` edge. Nothing here may
- * call into Python or allocate on the hot path.
+ * Every function of the C cores that can fail returns one of these status
+ * codes (wa_surt.h, self-contained, has its own); the kernels cimport them from
+ * _lib/wa_common.pxd and turn a negative one into an exception (an ArchiveError
+ * child, MemoryError, OSError) at the `def` edge. Nothing here may call into
+ * Python or allocate on the hot path.
  */
 #ifndef WA_COMMON_H
 #define WA_COMMON_H

@@ -18,7 +18,8 @@
  *   CDX11  `KEY TS url mime status digest redirect meta length offset file`.
  * A line that does not parse as CDXJ or CDX11, or whose structured entry
  * does not decode back to the very same bytes, is stored RAW: the encoder
- * decodes every entry it writes and compares (wa_segw_encode_line).
+ * decodes every entry it writes and compares (wa_segw_encode_line, in
+ * wa_segwrite.h).
  *
  * Everything here is plain C with no Python and no global state. Decoders
  * read only inside their streams' bounds and return WA_E_FORMAT on anything

@@ -1,6 +1,8 @@
 /* wa_segment.h -- index segments: the immutable, mmap'd, compressed files a
- * collection's capture index is made of. Writer (wa_segw_*), reader
- * (wa_seg_*), block cache. The lines themselves are coded by wa_segblock.h.
+ * collection's capture index is made of: the file format, the block codec
+ * (wa_seg_codec: none, deflate through wa_codec.h, zstd), the reader
+ * (wa_seg_*) and its block cache. The writer (wa_segw_*) is wa_segwrite.h;
+ * the lines themselves are coded by wa_segblock.h.
  *
  * Specified in docs/format.md ("Index segments"); in short (all integers
  * little-endian; varint = LEB128, at most 10 bytes; zz = zigzag):
@@ -39,8 +41,9 @@
  * separator is < q (or block 0).
  *
  * Compression is one of none, deflate (raw RFC 1951; ISA-L's isal_deflate
- * when linked, else zlib) or zstd (one frame), for every block of a file.
- * CRC-32 is the gzip/zlib polynomial (ISA-L's crc32_gzip_refl when linked).
+ * when linked, else zlib; see wa_codec.h) or zstd (one frame), for every
+ * block of a file. CRC-32 is the gzip/zlib polynomial (wa_crc32: ISA-L's
+ * crc32_gzip_refl when linked).
  *
  * Failure contract: every function returns a WA_ status; WA_E_FORMAT comes
  * with a static message in ->why and the block in ->err_block (-1: the
