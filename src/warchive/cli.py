@@ -539,7 +539,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     opts = IndexOptions(cdx11=args.cdx11, records=records, post_append=args.post_append, verify=args.verify,
                         skip_errors=args.skip_errors, dir_root=args.dir_root)
     if args.jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
-        from ._ext.gzip_members import one_malloc_arena
+        from ._ext.sysio import one_malloc_arena
 
         one_malloc_arena()
     out = AtomicOutput(args.output) if args.output else None
