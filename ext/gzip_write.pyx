@@ -24,11 +24,13 @@ from warchive.errors import ArchiveError
 cdef const uint8_t[1] _EMPTY
 
 
-cdef _check(int rc, size_t n):
+cdef int _check(int rc, size_t n) except -1:
+    """0 for WA_OK; else raises MemoryError or ArchiveError."""
     if rc == WA_E_NOMEM:
         raise MemoryError()
     if rc != WA_OK:
         raise ArchiveError(f"deflate failed (status {rc}) on {n} bytes")
+    return 0
 
 
 cdef class Deflater:

@@ -42,7 +42,11 @@ cdef struct io_ctx:
     PyObject *errs      # a list: the exception a callback caught, borrowed
 
 
+# The C core's callbacks (and their helpers) return 0, or -1 with the exception kept in
+# c.errs for _raise to raise once the core has returned WA_E_CALLBACK.
+
 cdef int _keep(io_ctx *c, object e) noexcept:
+    """Keep e for the caller; -1."""
     (<list>c.errs).append(e)
     return -1
 
@@ -121,6 +125,7 @@ cdef int _set_ctx(io_ctx *c, object target, str method, list errs) except -1:
 
 
 cdef int _raise(int rc, list errs) except -1:
+    """Raise for a failed status: the kept exception, MemoryError or RuntimeError."""
     if rc == WA_E_CALLBACK and errs:
         raise errs[0]
     if rc == WA_E_NOMEM:
