@@ -58,17 +58,13 @@ typedef struct {
 
 static int wa_ix_reserve(uint8_t **buf, size_t *cap, size_t need) {
     if (need <= *cap) return WA_OK;
-    size_t ncap = *cap ? *cap : 4096;
-    while (ncap < need) ncap *= 2;
     if (*buf == NULL) { /* first use: a pooled buffer if there is one (wa_buf_put gives it back) */
+        size_t ncap = *cap ? *cap : 4096;
+        while (ncap < need) ncap *= 2;
         *buf = (uint8_t *)wa_buf_get(ncap < WA_POOL_MIN ? WA_POOL_MIN : ncap, cap);
         return *buf ? WA_OK : WA_E_NOMEM;
     }
-    uint8_t *nb = (uint8_t *)realloc(*buf, ncap);
-    if (!nb) return WA_E_NOMEM;
-    *buf = nb;
-    *cap = ncap;
-    return WA_OK;
+    return wa_grow(buf, cap, need, 4096);
 }
 
 static inline int wa_span_is(wa_span s, const char *lit) {

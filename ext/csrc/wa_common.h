@@ -59,6 +59,23 @@ static inline const uint8_t *wa_find_nl(const uint8_t *p, size_t n) {
     return (const uint8_t *)memchr(p, '\n', n);
 }
 
+/* Grow *p (NULL, or from malloc/realloc) of *cap bytes to hold at least need bytes,
+ * doubling *cap (from `first` when it is 0); the contents are kept. WA_OK, or
+ * WA_E_NOMEM with *p and *cap as they were. */
+static inline int wa_grow(uint8_t **p, size_t *cap, size_t need, size_t first) {
+    if (WA_LIKELY(need <= *cap)) return WA_OK;
+    size_t c = *cap ? *cap : first;
+    while (c < need) {
+        if (c > SIZE_MAX / 2) return WA_E_NOMEM;
+        c *= 2;
+    }
+    uint8_t *nb = (uint8_t *)realloc(*p, c);
+    if (!nb) return WA_E_NOMEM;
+    *p = nb;
+    *cap = c;
+    return WA_OK;
+}
+
 /* Big buffers (input windows, inflate and line output) are kept for the next reader
  * instead of being freed. Memory the process has touched costs nothing to use again, while
  * fresh memory costs a page fault per 4 KiB: about 3 us each on the VMs we measure on, so

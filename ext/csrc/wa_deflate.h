@@ -58,19 +58,7 @@ static inline void wa_defl_free(wa_defl *d) {
     memset(d, 0, sizeof *d);
 }
 
-static inline int wa_defl_grow(wa_defl *d, size_t want) {
-    if (want <= d->cap) return WA_OK;
-    size_t cap = d->cap ? d->cap : 4096;
-    while (cap < want) {
-        if (cap > ((size_t)-1) / 2) return WA_E_NOMEM;
-        cap *= 2;
-    }
-    uint8_t *p = (uint8_t *)realloc(d->out, cap);
-    if (!p) return WA_E_NOMEM;
-    d->out = p;
-    d->cap = cap;
-    return WA_OK;
-}
+static inline int wa_defl_grow(wa_defl *d, size_t want) { return wa_grow(&d->out, &d->cap, want, 4096); }
 
 static int wa_defl_part(wa_defl *d, const uint8_t *a, size_t na, const uint8_t *b, size_t nb, int final) {
     size_t n = na + nb;

@@ -83,16 +83,7 @@ static int wa_gz_fail(wa_gz *g, int code, const char *why, int64_t off) {
     return code;
 }
 
-static int wa_gz_reserve(wa_gz *g, size_t need) {
-    if (need <= g->out_cap) return WA_OK;
-    size_t ncap = g->out_cap;
-    while (ncap < need) ncap *= 2;
-    uint8_t *nb = (uint8_t *)realloc(g->out, ncap);
-    if (!nb) return WA_E_NOMEM;
-    g->out = nb;
-    g->out_cap = ncap;
-    return WA_OK;
-}
+static int wa_gz_reserve(wa_gz *g, size_t need) { return wa_grow(&g->out, &g->out_cap, need, 64 * 1024); }
 
 /* Parse a gzip member header in p[0..n). n covers WA_GZ_HEADER_MAX bytes or the rest of the input. */
 static int wa_gz_parse_header(const uint8_t *p, size_t n, wa_gzhdr *h, const char **why) {

@@ -97,13 +97,7 @@ typedef struct {
 static inline int wa_sbuf_reserve(wa_sbuf *b, size_t extra) {
     if (WA_LIKELY(b->cap - b->len >= extra)) return WA_OK;
     if (extra > ((size_t)1 << 40) - b->len) return WA_E_NOMEM;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len < extra) cap *= 2;
-    uint8_t *p = (uint8_t *)realloc(b->p, cap);
-    if (!p) return WA_E_NOMEM;
-    b->p = p;
-    b->cap = cap;
-    return WA_OK;
+    return wa_grow(&b->p, &b->cap, b->len + extra, 256);
 }
 
 static inline int wa_sbuf_put(wa_sbuf *b, const void *p, size_t n) {
