@@ -7,8 +7,10 @@
  *
  *   wa_codec           the handles one user owns: ISA-L's streaming inflate
  *                      state and its deflate level buffer, libdeflate's
- *                      decompressor. Zeroed = none yet; each is made on first
- *                      use (or by wa_codec_init_inflate), freed by wa_codec_free.
+ *                      decompressor. Zeroed = none yet; the inflate state is
+ *                      made by wa_codec_init_inflate (which makes the
+ *                      decompressor too), the others on first use; all are
+ *                      freed by wa_codec_free.
  *   wa_ld_inflate      raw inflate of a whole input with libdeflate, saying
  *                      how much input it used (gzip members, wa_gzip.h)
  *   wa_inflate_exact   raw inflate of exactly n bytes, every input byte used:
