@@ -13,6 +13,7 @@ from libc.stdlib cimport free
 from libc.string cimport memset
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 
+from _lib.wa_common cimport WA_OK, WA_EOF, WA_SLOW, WA_E_NOMEM, wa_buf_put
 from _lib.wa_gzip cimport *
 from _lib.wa_cdx cimport *
 

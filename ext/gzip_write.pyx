@@ -14,6 +14,7 @@ serves one caller at a time; this module knows nothing of gzip or WARC.
 from libc.stdint cimport uint8_t
 from cpython.bytes cimport PyBytes_FromStringAndSize
 
+from _lib.wa_common cimport WA_OK, WA_E_NOMEM, WA_E_FORMAT
 from _lib.wa_deflate cimport *
 
 import os
@@ -23,11 +24,13 @@ from warchive.errors import ArchiveError
 cdef const uint8_t[1] _EMPTY
 
 
-cdef _check(int rc, size_t n):
+cdef int _check(int rc, size_t n) except -1:
+    """0 for WA_OK; else raises MemoryError or ArchiveError."""
     if rc == WA_E_NOMEM:
         raise MemoryError()
     if rc != WA_OK:
         raise ArchiveError(f"deflate failed (status {rc}) on {n} bytes")
+    return 0
 
 
 cdef class Deflater:

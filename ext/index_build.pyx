@@ -14,6 +14,7 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memchr
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize, PyBytes_Check
 
+from _lib.wa_common cimport WA_E_NOMEM, WA_E_FORMAT, WA_E_TOO_BIG
 from _lib.wa_segment cimport *
 
 from warchive.errors import IndexFormatError, UnsortedInputError

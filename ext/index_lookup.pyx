@@ -20,6 +20,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStri
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.list cimport PyList_Append
 
+from _lib.wa_common cimport WA_EOF, WA_E_NOMEM
 from _lib.wa_segment cimport *
 
 import mmap as _mmap
@@ -35,6 +36,7 @@ cdef enum:
 
 
 cdef inline bytes _as_bytes(object b, str what):
+    """b as bytes (str: UTF-8; any buffer: copied); raises TypeError for anything else."""
     if PyBytes_Check(b):
         return <bytes>b
     if isinstance(b, str):
@@ -83,7 +85,8 @@ cdef class Segment:
     def __dealloc__(self):
         self._release()
 
-    cdef void _release(self):
+    cdef int _release(self) except -1:
+        """Unmap and free everything; returns 0 (an error closing the map is ignored)."""
         wa_seg_it_free(&self.it)
         memset(&self.it, 0, sizeof(self.it))
         wa_seg_close(&self.r)
@@ -97,6 +100,7 @@ cdef class Segment:
                 pass
             self.mm = None
         self.is_open = False
+        return 0
 
     def close(self):
         """Unmap the file. Every later call, and every open iterator, raises ValueError."""
@@ -178,6 +182,7 @@ cdef class Segment:
         return out
 
     cdef list _collect(self, wa_seg_it *it, Py_ssize_t limit, bint one_block):
+        """Up to limit lines (-1: all) from it; raises IndexFormatError (or MemoryError) at a bad block."""
         cdef list out = []
         cdef int rc
         while limit != 0:
@@ -194,6 +199,7 @@ cdef class Segment:
 
     cdef list _range_list(self, const uint8_t *q, size_t qn, const uint8_t *s, size_t sn, bint has_stop,
                           Py_ssize_t limit):
+        """The lines q <= line < s (no bound without has_stop), as _collect; raises as _collect."""
         self.it.stop = s if has_stop else NULL
         self.it.stop_len = sn
         cdef int rc = wa_seg_it_start(&self.r, &self.it, q, qn)

@@ -20,8 +20,9 @@ from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
 from posix.unistd cimport read, write
 
+from _lib.wa_common cimport WA_OK, WA_E_NOMEM, WA_E_CALLBACK, WA_E_TOO_BIG
 from _lib.wa_sort cimport (
-    WA_OK, WA_E_NOMEM, WA_E_CALLBACK, WA_E_TOO_BIG, WA_E_UNSORTED, WA_SORT_MAX_LINE,
+    WA_E_UNSORTED, WA_SORT_MAX_LINE,
     wa_write_fn, wa_fill_fn, wa_out, wa_out_init, wa_out_free, wa_out_flush,
     wa_line, wa_count_lines, wa_index_lines, wa_sort_lines,
     wa_msrc, wa_merge, wa_merge_init, wa_merge_free, wa_merge_run,
@@ -41,7 +42,11 @@ cdef struct io_ctx:
     PyObject *errs      # a list: the exception a callback caught, borrowed
 
 
+# The C core's callbacks (and their helpers) return 0, or -1 with the exception kept in
+# c.errs for _raise to raise once the core has returned WA_E_CALLBACK.
+
 cdef int _keep(io_ctx *c, object e) noexcept:
+    """Keep e for the caller; -1."""
     (<list>c.errs).append(e)
     return -1
 
@@ -120,6 +125,7 @@ cdef int _set_ctx(io_ctx *c, object target, str method, list errs) except -1:
 
 
 cdef int _raise(int rc, list errs) except -1:
+    """Raise for a failed status: the kept exception, MemoryError or RuntimeError."""
     if rc == WA_E_CALLBACK and errs:
         raise errs[0]
     if rc == WA_E_NOMEM:

@@ -64,7 +64,8 @@ cdef inline object _ascii_str(const unsigned char *p, size_t n):
 
 
 cdef object _key(const unsigned char *p, size_t n, bint as_str):
-    """The key of n bytes at p, as str or bytes; None when the package would raise."""
+    """The key of n bytes at p, as str or bytes; None when the package would raise.
+    Raises UrlError for a URL too long to canonicalize, MemoryError."""
     cdef unsigned char *buf
     cdef unsigned char *big = NULL
     cdef size_t cap
@@ -106,6 +107,7 @@ cdef object _key(const unsigned char *p, size_t n, bint as_str):
 
 
 cdef object _surt_one(object url, bint or_url):
+    """surt(url), or with or_url surt_or_url(url); raises UrlError, TypeError as they do."""
     cdef const char *p
     cdef Py_ssize_t n
     cdef object key

@@ -1,12 +1,6 @@
 # Extern-only declarations of ext/csrc/wa_deflate.h (raw deflate for the WARC writer).
 from libc.stdint cimport uint8_t
 
-cdef extern from "wa_common.h" nogil:
-    enum:
-        WA_OK
-        WA_E_NOMEM
-        WA_E_FORMAT
-
 cdef extern from "wa_deflate.h" nogil:
     ctypedef struct wa_defl:
         uint8_t *out

@@ -1,24 +1,6 @@
 # Extern-only declarations of ext/csrc/wa_source.h and ext/csrc/wa_gzip.h (our C core).
 from libc.stdint cimport uint8_t, uint32_t, int64_t, uint64_t
 
-cdef extern from "wa_common.h" nogil:
-    enum:
-        WA_OK
-        WA_EOF
-        WA_SLOW
-        WA_E_IO
-        WA_E_NOMEM
-        WA_E_GZIP_HEADER
-        WA_E_DEFLATE
-        WA_E_CRC
-        WA_E_ISIZE
-        WA_E_TRUNCATED
-        WA_E_FORMAT
-        WA_E_CALLBACK
-        WA_E_TOO_BIG
-    void *wa_buf_get(size_t want, size_t *cap)
-    void wa_buf_put(void *p, size_t cap)
-
 cdef extern from "wa_source.h" nogil:
     ctypedef int (*wa_read_fn)(void *ctx, uint8_t *dst, size_t n, size_t *got) noexcept
     ctypedef struct wa_source:
@@ -63,4 +45,3 @@ cdef extern from "wa_gzip.h" nogil:
     int wa_gz_skip(wa_gz *g, int verify)
     int wa_gz_finish(wa_gz *g, int verify)
     int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, size_t *avail)
-    const char *wa_inflate_libs()

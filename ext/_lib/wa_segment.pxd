@@ -1,17 +1,9 @@
 # Extern-only declarations of ext/csrc/wa_segment.h (index segments: reader,
 # block cache, codecs) and ext/csrc/wa_segwrite.h (the writer). Every function
-# returns a WA_ status (wa_common.h) and never calls Python, so all of them
-# are declared nogil; the kernels decide where the GIL is released.
+# returns a WA_ status (wa_common.h; the kernels cimport them from
+# _lib/wa_common.pxd) and never calls Python, so all of them are declared
+# nogil; the kernels decide where the GIL is released.
 from libc.stdint cimport uint8_t, uint32_t, int64_t, uint64_t
-
-cdef extern from "wa_common.h" nogil:
-    enum:
-        WA_OK
-        WA_EOF
-        WA_E_NOMEM
-        WA_E_DEFLATE
-        WA_E_FORMAT
-        WA_E_TOO_BIG
 
 cdef extern from "wa_segment.h" nogil:
     ctypedef struct wa_sbuf:

@@ -40,10 +40,3 @@ cdef extern from "wa_sort.h" nogil:
     int wa_merge_init(wa_merge *m, size_t n, size_t bufcap, int check)
     void wa_merge_free(wa_merge *m)
     int wa_merge_run(wa_merge *m, wa_out *o)
-
-cdef extern from "wa_common.h" nogil:
-    enum:
-        WA_OK
-        WA_E_NOMEM
-        WA_E_CALLBACK
-        WA_E_TOO_BIG

@@ -58,17 +58,13 @@ typedef struct {
 
 static int wa_ix_reserve(uint8_t **buf, size_t *cap, size_t need) {
     if (need <= *cap) return WA_OK;
-    size_t ncap = *cap ? *cap : 4096;
-    while (ncap < need) ncap *= 2;
     if (*buf == NULL) { /* first use: a pooled buffer if there is one (wa_buf_put gives it back) */
+        size_t ncap = *cap ? *cap : 4096;
+        while (ncap < need) ncap *= 2;
         *buf = (uint8_t *)wa_buf_get(ncap < WA_POOL_MIN ? WA_POOL_MIN : ncap, cap);
         return *buf ? WA_OK : WA_E_NOMEM;
     }
-    uint8_t *nb = (uint8_t *)realloc(*buf, ncap);
-    if (!nb) return WA_E_NOMEM;
-    *buf = nb;
-    *cap = ncap;
-    return WA_OK;
+    return wa_grow(buf, cap, need, 4096);
 }
 
 static inline int wa_span_is(wa_span s, const char *lit) {
@@ -314,26 +310,18 @@ static int wa_ix_emit(wa_indexer *x, const wa_head *wh, const wa_head *hh, int64
         first = 0;                                     \
         o = wa_put(o, "\"" k "\": \"", sizeof(k) + 4); \
     } while (0)
-        if (have_url) {
-            WA_KEY("url");
-            o = wa_put_json(o, url.p, url.n);
-            *o++ = '"';
-        }
-        if (have_mime) {
-            WA_KEY("mime");
-            o = wa_put_json(o, mime.p, mime.n);
-            *o++ = '"';
-        }
-        if (have_status) {
-            WA_KEY("status");
-            o = wa_put_json(o, status.p, status.n);
-            *o++ = '"';
-        }
-        if (have_dig) {
-            WA_KEY("digest");
-            o = wa_put_json(o, dig.p, dig.n);
-            *o++ = '"';
-        }
+#define WA_TEXT(k, have, s)                   \
+    do {                                      \
+        if (have) {                           \
+            WA_KEY(k);                        \
+            o = wa_put_json(o, (s).p, (s).n); \
+            *o++ = '"';                       \
+        }                                     \
+    } while (0)
+        WA_TEXT("url", have_url, url);
+        WA_TEXT("mime", have_mime, mime);
+        WA_TEXT("status", have_status, status);
+        WA_TEXT("digest", have_dig, dig);
         WA_KEY("length");
         o = wa_put_i64(o, len);
         *o++ = '"';
@@ -344,6 +332,7 @@ static int wa_ix_emit(wa_indexer *x, const wa_head *wh, const wa_head *hh, int64
         o = wa_put(o, x->fname, x->fname_len);
         *o++ = '"';
         *o++ = '}';
+#undef WA_TEXT
 #undef WA_KEY
     }
     *o++ = '\n';

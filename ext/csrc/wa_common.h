@@ -1,8 +1,10 @@
 /* wa_common.h -- status codes and small helpers shared by the C cores of the kernels.
  *
- * Every function in ext/csrc returns one of these status codes; Cython turns a
- * negative one into an ArchiveError child at the `def` edge. Nothing here may
- * call into Python or allocate on the hot path.
+ * Every function of the C cores that can fail returns one of these status
+ * codes (wa_surt.h, self-contained, has its own); the kernels cimport them from
+ * _lib/wa_common.pxd and turn a negative one into an exception (an ArchiveError
+ * child, MemoryError, OSError) at the `def` edge. Nothing here may call into
+ * Python or allocate on the hot path.
  */
 #ifndef WA_COMMON_H
 #define WA_COMMON_H
@@ -55,6 +57,23 @@ static inline int wa_ieq(const uint8_t *p, const char *lit, size_t n) {
 /* Find "\n" in [p, p+n); NULL when absent. */
 static inline const uint8_t *wa_find_nl(const uint8_t *p, size_t n) {
     return (const uint8_t *)memchr(p, '\n', n);
+}
+
+/* Grow *p (NULL, or from malloc/realloc) of *cap bytes to hold at least need bytes,
+ * doubling *cap (from `first` when it is 0); the contents are kept. WA_OK, or
+ * WA_E_NOMEM with *p and *cap as they were. */
+static inline int wa_grow(uint8_t **p, size_t *cap, size_t need, size_t first) {
+    if (WA_LIKELY(need <= *cap)) return WA_OK;
+    size_t c = *cap ? *cap : first;
+    while (c < need) {
+        if (c > SIZE_MAX / 2) return WA_E_NOMEM;
+        c *= 2;
+    }
+    uint8_t *nb = (uint8_t *)realloc(*p, c);
+    if (!nb) return WA_E_NOMEM;
+    *p = nb;
+    *cap = c;
+    return WA_OK;
 }
 
 /* Big buffers (input windows, inflate and line output) are kept for the next reader

@@ -22,11 +22,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
-#include <zlib.h>
-#include "wa_common.h"
-#ifdef WA_HAVE_ISAL
-#include <isa-l/igzip_lib.h>
-#endif
+#include "wa_codec.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define WA_PAUSE() _mm_pause()
@@ -40,9 +36,8 @@ typedef struct {
     size_t len, cap;
 #ifdef WA_HAVE_ISAL
     struct isal_zstream s;
-    uint8_t *lvl_buf;
-    uint32_t lvl_size;
 #endif
+    wa_codec lib;        /* ISA-L's level buffer */
 } wa_defl;
 
 static inline int wa_defl_init(wa_defl *d, int level) {
@@ -50,35 +45,20 @@ static inline int wa_defl_init(wa_defl *d, int level) {
     if (level < 0 || level > 3) return WA_E_FORMAT;
     d->level = level;
 #ifdef WA_HAVE_ISAL
-    static const uint32_t sizes[4] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
-                                      ISAL_DEF_LVL3_DEFAULT};
-    d->lvl_size = sizes[level];
-    if (d->lvl_size && !(d->lvl_buf = (uint8_t *)malloc(d->lvl_size))) return WA_E_NOMEM;
+    uint8_t *buf;
+    uint32_t size;
+    if (wa_isal_level_buf(&d->lib, level, &buf, &size) != WA_OK) return WA_E_NOMEM;
 #endif
     return WA_OK;
 }
 
 static inline void wa_defl_free(wa_defl *d) {
     free(d->out);
-#ifdef WA_HAVE_ISAL
-    free(d->lvl_buf);
-#endif
+    wa_codec_free(&d->lib);
     memset(d, 0, sizeof *d);
 }
 
-static inline int wa_defl_grow(wa_defl *d, size_t want) {
-    if (want <= d->cap) return WA_OK;
-    size_t cap = d->cap ? d->cap : 4096;
-    while (cap < want) {
-        if (cap > ((size_t)-1) / 2) return WA_E_NOMEM;
-        cap *= 2;
-    }
-    uint8_t *p = (uint8_t *)realloc(d->out, cap);
-    if (!p) return WA_E_NOMEM;
-    d->out = p;
-    d->cap = cap;
-    return WA_OK;
-}
+static inline int wa_defl_grow(wa_defl *d, size_t want) { return wa_grow(&d->out, &d->cap, want, 4096); }
 
 static int wa_defl_part(wa_defl *d, const uint8_t *a, size_t na, const uint8_t *b, size_t nb, int final) {
     size_t n = na + nb;
@@ -91,8 +71,8 @@ static int wa_defl_part(wa_defl *d, const uint8_t *a, size_t na, const uint8_t *
     struct isal_zstream *s = &d->s;
     isal_deflate_init(s);
     s->level = (uint32_t)d->level;
-    s->level_buf = d->lvl_buf;
-    s->level_buf_size = d->lvl_size;
+    s->level_buf = d->lib.isal_lvl;      /* NULL, 0 at level 0 */
+    s->level_buf_size = d->lib.isal_lvl_size;
     s->gzip_flag = IGZIP_DEFLATE;
     for (int i = 0; i < 2; i++) {
         if (inn[i] > UINT32_MAX) return WA_E_TOO_BIG;

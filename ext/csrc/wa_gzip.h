@@ -19,13 +19,7 @@
 #ifndef WA_GZIP_H
 #define WA_GZIP_H
 
-#include <zlib.h>
-#ifdef WA_HAVE_ISAL
-#include <isa-l/igzip_lib.h>
-#endif
-#ifdef WA_HAVE_LIBDEFLATE
-#include <libdeflate.h>
-#endif
+#include "wa_codec.h"
 #include "wa_source.h"
 
 #define WA_GZ_HEADER_MAX (64 * 1024)      /* longest gzip header we accept (FEXTRA/FNAME/FCOMMENT) */
@@ -60,12 +54,7 @@ typedef struct {
     int64_t m_end;
     z_stream zs;
     int zs_init;
-#ifdef WA_HAVE_ISAL
-    struct inflate_state *isal;
-#endif
-#ifdef WA_HAVE_LIBDEFLATE
-    struct libdeflate_decompressor *ld;
-#endif
+    wa_codec lib;        /* ISA-L's inflate state, libdeflate's decompressor */
     const char *why;     /* what went wrong (static string) */
     int64_t err_off;     /* where */
 } wa_gz;
@@ -77,16 +66,7 @@ static int wa_gz_init(wa_gz *g, wa_source *src) {
     if (!g->out) return WA_E_NOMEM;
     if (inflateInit2(&g->zs, -15) != Z_OK) return WA_E_NOMEM;
     g->zs_init = 1;
-#ifdef WA_HAVE_ISAL
-    g->isal = (struct inflate_state *)malloc(sizeof(struct inflate_state));
-    if (!g->isal) return WA_E_NOMEM;
-    isal_inflate_init(g->isal);
-#endif
-#ifdef WA_HAVE_LIBDEFLATE
-    g->ld = libdeflate_alloc_decompressor();
-    if (!g->ld) return WA_E_NOMEM;
-#endif
-    return WA_OK;
+    return wa_codec_init_inflate(&g->lib);
 }
 
 static void wa_gz_free(wa_gz *g) {
@@ -94,14 +74,7 @@ static void wa_gz_free(wa_gz *g) {
     g->out = NULL;
     if (g->zs_init) inflateEnd(&g->zs);
     g->zs_init = 0;
-#ifdef WA_HAVE_ISAL
-    free(g->isal);
-    g->isal = NULL;
-#endif
-#ifdef WA_HAVE_LIBDEFLATE
-    if (g->ld) libdeflate_free_decompressor(g->ld);
-    g->ld = NULL;
-#endif
+    wa_codec_free(&g->lib);
 }
 
 static int wa_gz_fail(wa_gz *g, int code, const char *why, int64_t off) {
@@ -110,16 +83,7 @@ static int wa_gz_fail(wa_gz *g, int code, const char *why, int64_t off) {
     return code;
 }
 
-static int wa_gz_reserve(wa_gz *g, size_t need) {
-    if (need <= g->out_cap) return WA_OK;
-    size_t ncap = g->out_cap;
-    while (ncap < need) ncap *= 2;
-    uint8_t *nb = (uint8_t *)realloc(g->out, ncap);
-    if (!nb) return WA_E_NOMEM;
-    g->out = nb;
-    g->out_cap = ncap;
-    return WA_OK;
-}
+static int wa_gz_reserve(wa_gz *g, size_t need) { return wa_grow(&g->out, &g->out_cap, need, 64 * 1024); }
 
 /* Parse a gzip member header in p[0..n). n covers WA_GZ_HEADER_MAX bytes or the rest of the input. */
 static int wa_gz_parse_header(const uint8_t *p, size_t n, wa_gzhdr *h, const char **why) {
@@ -284,7 +248,7 @@ static int wa_gz_isal_run(wa_gz *g, size_t limit) {
     const uint8_t *p;
     size_t avail;
     int rc;
-    struct inflate_state *st = g->isal;
+    struct inflate_state *st = g->lib.isal;
     if (g->engine != WA_ENG_ISAL) {
         isal_inflate_reset(st);
         st->crc_flag = ISAL_GZIP_NO_HDR;
@@ -365,9 +329,9 @@ static int wa_gz_whole_libdeflate(wa_gz *g) {
     if (out_want > WA_WHOLE_MAX_OUT) return WA_SLOW;
     if ((rc = wa_gz_reserve(g, out_want)) != WA_OK) return rc;
     size_t ain = 0, aout = 0;
-    enum libdeflate_result r = libdeflate_deflate_decompress_ex(g->ld, p, avail, g->out, out_want, &ain, &aout);
-    if (r != LIBDEFLATE_SUCCESS) { /* streaming gives the authoritative answer */
-        if (r == LIBDEFLATE_INSUFFICIENT_SPACE && !g->h.has_sl && 2 * g->out_cap <= WA_WHOLE_MAX_OUT)
+    rc = wa_ld_inflate(&g->lib, p, avail, g->out, out_want, &ain, &aout);
+    if (rc != WA_OK) { /* streaming gives the authoritative answer */
+        if (rc == WA_E_TOO_BIG && !g->h.has_sl && 2 * g->out_cap <= WA_WHOLE_MAX_OUT)
             wa_gz_reserve(g, 2 * g->out_cap);
         return WA_SLOW;
     }
@@ -529,17 +493,6 @@ static int wa_gz_finish(wa_gz *g, int verify) {
         if ((rc = wa_gz_run(g, WA_STREAM_CHUNK, 0)) != WA_OK) return rc;
     }
     return WA_OK;
-}
-
-static const char *wa_inflate_libs(void) {
-    return "zlib " ZLIB_VERSION
-#ifdef WA_HAVE_ISAL
-        ", isa-l"
-#endif
-#ifdef WA_HAVE_LIBDEFLATE
-        ", libdeflate " LIBDEFLATE_VERSION_STRING
-#endif
-        ;
 }
 
 #endif

@@ -18,7 +18,8 @@
  *   CDX11  `KEY TS url mime status digest redirect meta length offset file`.
  * A line that does not parse as CDXJ or CDX11, or whose structured entry
  * does not decode back to the very same bytes, is stored RAW: the encoder
- * decodes every entry it writes and compares (wa_segw_encode_line).
+ * decodes every entry it writes and compares (wa_segw_encode_line, in
+ * wa_segwrite.h).
  *
  * Everything here is plain C with no Python and no global state. Decoders
  * read only inside their streams' bounds and return WA_E_FORMAT on anything
@@ -96,13 +97,7 @@ typedef struct {
 static inline int wa_sbuf_reserve(wa_sbuf *b, size_t extra) {
     if (WA_LIKELY(b->cap - b->len >= extra)) return WA_OK;
     if (extra > ((size_t)1 << 40) - b->len) return WA_E_NOMEM;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len < extra) cap *= 2;
-    uint8_t *p = (uint8_t *)realloc(b->p, cap);
-    if (!p) return WA_E_NOMEM;
-    b->p = p;
-    b->cap = cap;
-    return WA_OK;
+    return wa_grow(&b->p, &b->cap, b->len + extra, 256);
 }
 
 static inline int wa_sbuf_put(wa_sbuf *b, const void *p, size_t n) {
@@ -294,6 +289,24 @@ static inline int wa_seg_set_digest(wa_seg_line *L, const uint8_t *v, size_t n, 
     return 1;
 }
 
+/* Field f of L is v[0..vl) (a digest labelled "sha1:" in CDXJ, bare in CDX-11):
+ * 1, or 0 when a length or offset is not a number. Always inlined: it runs for
+ * every field of every line written, and GCC would otherwise call it. */
+static inline __attribute__((always_inline)) int wa_seg_set_field(wa_seg_line *L, int f, const uint8_t *v, size_t vl, int labelled) {
+    if (f == WA_F_LENGTH) {
+        if (!wa_parse_num(v, vl, &L->length)) return 0;
+    } else if (f == WA_F_OFFSET) {
+        if (!wa_parse_num(v, vl, &L->offset)) return 0;
+    } else if (f == WA_F_DIGEST) {
+        wa_seg_set_digest(L, v, vl, labelled);
+    } else {
+        L->v[f] = v;
+        L->vl[f] = vl;
+    }
+    L->mask |= 1u << f;
+    return 1;
+}
+
 static int wa_seg_parse_cdxj(const uint8_t *line, size_t n, wa_seg_line *L) {
     size_t h = wa_seg_parse_head(line, n, L);
     if (!h) return 0;
@@ -325,17 +338,7 @@ static int wa_seg_parse_cdxj(const uint8_t *line, size_t n, wa_seg_line *L) {
         if (p >= end) return 0;
         size_t vl = (size_t)(p - v);
         p++;
-        if (f == WA_F_LENGTH) {
-            if (!wa_parse_num(v, vl, &L->length)) return 0;
-        } else if (f == WA_F_OFFSET) {
-            if (!wa_parse_num(v, vl, &L->offset)) return 0;
-        } else if (f == WA_F_DIGEST) {
-            wa_seg_set_digest(L, v, vl, 1);
-        } else {
-            L->v[f] = v;
-            L->vl[f] = vl;
-        }
-        L->mask |= 1u << f;
+        if (!wa_seg_set_field(L, f, v, vl, 1)) return 0;
         next = f + 1;
         if (p < end && *p == '}') return p + 1 == end;
         if (end - p < 2 || p[0] != ',' || p[1] != ' ') return 0;
@@ -360,20 +363,7 @@ static int wa_seg_parse_cdx11(const uint8_t *line, size_t n, wa_seg_line *L) {
         const uint8_t *e = sp ? sp : end;
         if ((col < 8) != (sp != NULL) || e == p) return 0;
         size_t vl = (size_t)(e - p);
-        int f = wa_seg_cdx11_slot[col];
-        if (!(vl == 1 && *p == '-')) {
-            if (f == WA_F_LENGTH) {
-                if (!wa_parse_num(p, vl, &L->length)) return 0;
-            } else if (f == WA_F_OFFSET) {
-                if (!wa_parse_num(p, vl, &L->offset)) return 0;
-            } else if (f == WA_F_DIGEST) {
-                wa_seg_set_digest(L, p, vl, 0);
-            } else {
-                L->v[f] = p;
-                L->vl[f] = vl;
-            }
-            L->mask |= 1u << f;
-        }
+        if (!(vl == 1 && *p == '-') && !wa_seg_set_field(L, wa_seg_cdx11_slot[col], p, vl, 0)) return 0;
         p = e + (sp ? 1 : 0);
     }
     return 1;

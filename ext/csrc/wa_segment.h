@@ -1,6 +1,8 @@
 /* wa_segment.h -- index segments: the immutable, mmap'd, compressed files a
- * collection's capture index is made of. Writer (wa_segw_*), reader
- * (wa_seg_*), block cache. The lines themselves are coded by wa_segblock.h.
+ * collection's capture index is made of: the file format, the block codec
+ * (wa_seg_codec: none, deflate through wa_codec.h, zstd), the reader
+ * (wa_seg_*) and its block cache. The writer (wa_segw_*) is wa_segwrite.h;
+ * the lines themselves are coded by wa_segblock.h.
  *
  * Specified in docs/format.md ("Index segments"); in short (all integers
  * little-endian; varint = LEB128, at most 10 bytes; zz = zigzag):
@@ -39,8 +41,9 @@
  * separator is < q (or block 0).
  *
  * Compression is one of none, deflate (raw RFC 1951; ISA-L's isal_deflate
- * when linked, else zlib) or zstd (one frame), for every block of a file.
- * CRC-32 is the gzip/zlib polynomial (ISA-L's crc32_gzip_refl when linked).
+ * when linked, else zlib; see wa_codec.h) or zstd (one frame), for every
+ * block of a file. CRC-32 is the gzip/zlib polynomial (wa_crc32: ISA-L's
+ * crc32_gzip_refl when linked).
  *
  * Failure contract: every function returns a WA_ status; WA_E_FORMAT comes
  * with a static message in ->why and the block in ->err_block (-1: the
@@ -50,18 +53,11 @@
 #ifndef WA_SEGMENT_H
 #define WA_SEGMENT_H
 
-#include <zlib.h>
-#ifdef WA_HAVE_ISAL
-#include <isa-l/igzip_lib.h>
-#include <isa-l/crc.h>
-#endif
-#ifdef WA_HAVE_LIBDEFLATE
-#include <libdeflate.h>
-#endif
 #ifdef WA_HAVE_ZSTD
 #include <zstd.h>
 #endif
 
+#include "wa_codec.h"
 #include "wa_segblock.h"
 
 #define WA_SEG_VERSION 1
@@ -77,20 +73,6 @@ static inline int wa_seg_have_zstd(void) {
     return 1;
 #else
     return 0;
-#endif
-}
-
-static inline uint32_t wa_crc32(uint32_t crc, const uint8_t *p, size_t n) {
-#ifdef WA_HAVE_ISAL
-    return crc32_gzip_refl(crc, p, (uint64_t)n);
-#else
-    while (n) {
-        uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        crc = (uint32_t)crc32(crc, p, k);
-        p += k;
-        n -= k;
-    }
-    return crc;
 #endif
 }
 
@@ -311,13 +293,7 @@ typedef struct {
     ZSTD_CCtx *zc;
     ZSTD_DCtx *zd;
 #endif
-#ifdef WA_HAVE_ISAL
-    uint8_t *isal_buf;
-    uint32_t isal_buf_size;
-#endif
-#ifdef WA_HAVE_LIBDEFLATE
-    struct libdeflate_decompressor *ld;
-#endif
+    wa_codec lib;            /* deflate: ISA-L's level buffer, libdeflate's decompressor */
 } wa_seg_codec;
 
 static void wa_seg_codec_free(wa_seg_codec *z) {
@@ -327,14 +303,7 @@ static void wa_seg_codec_free(wa_seg_codec *z) {
     z->zc = NULL;
     z->zd = NULL;
 #endif
-#ifdef WA_HAVE_ISAL
-    free(z->isal_buf);
-    z->isal_buf = NULL;
-#endif
-#ifdef WA_HAVE_LIBDEFLATE
-    if (z->ld) libdeflate_free_decompressor(z->ld);
-    z->ld = NULL;
-#endif
+    wa_codec_free(&z->lib);
 }
 
 static size_t wa_seg_bound(const wa_seg_codec *z, size_t n) {
@@ -362,48 +331,7 @@ static int wa_seg_compress(wa_seg_codec *z, const uint8_t *src, size_t n, uint8_
     }
 #endif
     if (z->kind != WA_SEG_DEFLATE) return WA_E_FORMAT;
-#ifdef WA_HAVE_ISAL
-    {
-        static const uint32_t sizes[4] = {0, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT, ISAL_DEF_LVL3_DEFAULT};
-        int lvl = z->level < 0 ? 0 : z->level > 3 ? 3 : z->level;
-        if (lvl && !z->isal_buf) {
-            z->isal_buf = (uint8_t *)malloc(sizes[lvl]);
-            if (!z->isal_buf) return WA_E_NOMEM;
-            z->isal_buf_size = sizes[lvl];
-        }
-        struct isal_zstream s;
-        isal_deflate_init(&s);
-        s.level = (uint32_t)lvl;
-        s.level_buf = lvl ? z->isal_buf : NULL;
-        s.level_buf_size = lvl ? z->isal_buf_size : 0;
-        s.gzip_flag = IGZIP_DEFLATE;
-        s.end_of_stream = 1;
-        s.flush = NO_FLUSH;
-        s.next_in = (uint8_t *)src;
-        s.avail_in = (uint32_t)n;
-        s.next_out = dst;
-        s.avail_out = (uint32_t)cap;
-        int rc = isal_deflate(&s);
-        if (rc != COMP_OK || s.internal_state.state != ZSTATE_END) return WA_E_DEFLATE;
-        *out_len = s.total_out;
-        return WA_OK;
-    }
-#else
-    {
-        z_stream s;
-        memset(&s, 0, sizeof s);
-        if (deflateInit2(&s, z->level < 1 ? 6 : z->level > 9 ? 9 : z->level, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) != Z_OK)
-            return WA_E_NOMEM;
-        s.next_in = (Bytef *)src;
-        s.avail_in = (uInt)n;
-        s.next_out = dst;
-        s.avail_out = (uInt)cap;
-        int rc = deflate(&s, Z_FINISH);
-        *out_len = s.total_out;
-        deflateEnd(&s);
-        return rc == Z_STREAM_END ? WA_OK : WA_E_DEFLATE;
-    }
-#endif
+    return wa_deflate_raw(&z->lib, z->level, src, n, dst, cap, out_len);
 }
 
 /* Exactly n bytes from src (clen bytes, all of them used), or WA_E_FORMAT. */
@@ -421,28 +349,7 @@ static int wa_seg_decompress(wa_seg_codec *z, const uint8_t *src, size_t clen, u
     }
 #endif
     if (z->kind != WA_SEG_DEFLATE) return WA_E_FORMAT;
-#ifdef WA_HAVE_LIBDEFLATE
-    {
-        if (!z->ld && !(z->ld = libdeflate_alloc_decompressor())) return WA_E_NOMEM;
-        size_t in_used = 0, out_got = 0;
-        enum libdeflate_result r = libdeflate_deflate_decompress_ex(z->ld, src, clen, dst, n, &in_used, &out_got);
-        return (r == LIBDEFLATE_SUCCESS && in_used == clen && out_got == n) ? WA_OK : WA_E_FORMAT;
-    }
-#else
-    {
-        z_stream s;
-        memset(&s, 0, sizeof s);
-        if (inflateInit2(&s, -15) != Z_OK) return WA_E_NOMEM;
-        s.next_in = (Bytef *)src;
-        s.avail_in = (uInt)clen;
-        s.next_out = dst;
-        s.avail_out = (uInt)n;
-        int rc = inflate(&s, Z_FINISH);
-        int ok = rc == Z_STREAM_END && s.avail_in == 0 && s.total_out == n;
-        inflateEnd(&s);
-        return ok ? WA_OK : WA_E_FORMAT;
-    }
-#endif
+    return wa_inflate_exact(&z->lib, src, clen, dst, n);
 }
 
 /* ================================================================ reader */

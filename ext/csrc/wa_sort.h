@@ -89,14 +89,7 @@ static int wa_out_flush(wa_out *o) {
 }
 
 static int wa_out_remember(wa_out *o, const uint8_t *p, size_t n) {
-    if (n > o->last_cap) {
-        size_t c = o->last_cap;
-        while (c < n) c *= 2;
-        uint8_t *nb = (uint8_t *)realloc(o->last, c);
-        if (!nb) return WA_E_NOMEM;
-        o->last = nb;
-        o->last_cap = c;
-    }
+    if (wa_grow(&o->last, &o->last_cap, n, 256)) return WA_E_NOMEM;
     memcpy(o->last, p, n);
     o->last_len = n;
     o->has_last = 1;
@@ -422,10 +415,7 @@ static int wa_msrc_next(wa_merge *m, size_t si) {
                     m->bad_lineno = s->lineno + 1;
                     return WA_E_TOO_BIG;
                 }
-                uint8_t *nb = (uint8_t *)realloc(s->buf, s->cap * 2);
-                if (!nb) return WA_E_NOMEM;
-                s->buf = nb;
-                s->cap *= 2;
+                if (wa_grow(&s->buf, &s->cap, s->cap + 1, 4096)) return WA_E_NOMEM;   /* doubles it */
             }
             size_t got = 0;
             if (s->fill(s->ctx, s->buf + s->end, s->cap - s->end, &got) != 0) return WA_E_CALLBACK;

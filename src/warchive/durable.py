@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import BinaryIO, Optional, Tuple, TypeVar
 
-from ._ext.gzip_members import start_writeback
+from ._ext.sysio import start_writeback
 
 P = TypeVar("P", bound="Publisher")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._ext.gzip_members import one_malloc_arena
+from .._ext.sysio import one_malloc_arena
 from ..durable import AtomicOutput
 from ..index.build import index_paths
 from ..index.cdx import IndexOptions

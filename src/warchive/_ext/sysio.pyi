@@ -1,0 +1,6 @@
+"""Stubs of the compiled kernel warchive._ext.sysio (ext/sysio.pyx)."""
+
+from typing import Optional
+
+def start_writeback(fd: int, offset: int, length: int) -> Optional[bool]: ...
+def one_malloc_arena() -> bool: ...
