@@ -3,7 +3,7 @@
     python bench/compare_index.py [--cdxj SORTED.cdxj | --corpus DIR] [--seconds 10] [--json OUT]
 
 Input: a sorted CDXJ file (``--cdxj``), else the index of the ``*.warc.gz`` of
-``--corpus`` (default ``$WARCHIVE_CORPUS`` or /work/corpus) made with
+``--corpus`` (default ``$WARCHIVE_CORPUS`` or corpus/ at the repository root) made with
 ``warchive index --sort``. From it the run builds a warchive index segment
 (default settings), a ZipNum cluster of 3,000-line blocks (``write_zipnum``,
 gzip level 6 as Common Crawl's tools) and gzip -9 of the whole CDXJ.
@@ -424,7 +424,7 @@ def http_rows(seg: Path, cdxj: Path, urls: Sequence[str], seconds: int, work: Pa
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cdxj", help="a sorted CDXJ file (default: index the corpus)")
-    ap.add_argument("--corpus", default=os.environ.get("WARCHIVE_CORPUS", "/work/corpus"))
+    ap.add_argument("--corpus", default=os.environ.get("WARCHIVE_CORPUS", str(REPO / "corpus")))
     ap.add_argument("--seconds", type=int, default=10, help="wrk duration per server")
     ap.add_argument("--no-http", action="store_true", help="skip the wrk load")
     ap.add_argument("--baseline-src", help="also load `warchive serve` run from this source tree (before/after)")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from warchive.index.capture import Capture, MergeKey, Origin, QueryError
 from warchive.index.query import Engine, Index, NamedSource, Query, Result, parse_line, timestamp_seconds
-from warchive.index.revisits import capture_fields
+from warchive.replay.load import capture_fields
 from warchive.index.segment import write_segment
 from warchive.timestamps import timestamp_to_datetime
 
