@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Optional, Union
 
-PathLike = Union[str, "os.PathLike[str]", None]
+PathLike = Union[str, os.PathLike[str], None]
 
 
 class ArchiveError(Exception):

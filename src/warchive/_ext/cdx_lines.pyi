@@ -8,7 +8,7 @@ EOF: int
 SLOW: int
 
 class LineIndexer:
-    def __init__(self, path: Union[str, "os.PathLike[str]"], filename: bytes, cdx11: bool = ...,
+    def __init__(self, path: Union[str, os.PathLike[str]], filename: bytes, cdx11: bool = ...,
                  records: Union[None, str, Sequence[str]] = ..., verify: bool = ..., start: int = ...,
                  stop: int = ..., window: int = ...) -> None: ...
     def run(self, flush_at: int = ...) -> Tuple[int, bytes]: ...

@@ -208,7 +208,7 @@ def parse_line(line: str) -> CrawlLogEntry:
         extra=fields[12] if len(fields) > 12 else None)
 
 
-def read_log(source: Union[str, "os.PathLike[str]", IO[str]], skip_errors: bool = False) -> Iterator[CrawlLogEntry]:
+def read_log(source: Union[str, os.PathLike[str], IO[str]], skip_errors: bool = False) -> Iterator[CrawlLogEntry]:
     """Entries of a crawl.log. A last line without its line feed (a torn write) is ignored; a bad
     line elsewhere raises ``CrawlLogError`` (or is skipped with ``skip_errors``)."""
     fh: IO[str]
@@ -237,7 +237,7 @@ class CrawlLog:
     """Appends lines to a crawl.log: ``write(entry)`` formats and writes one line in one call.
     Safe to share between threads and asyncio tasks of one process."""
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
+    def __init__(self, path: Union[str, os.PathLike[str]]) -> None:
         self.path = os.fspath(path)
         self._fh = open(self.path, "a", encoding="utf-8", errors="surrogateescape", buffering=1, newline="\n")
         self._lock = threading.Lock()

@@ -67,7 +67,7 @@ DEFAULT_MIN_SIZE = 256
 IDENTICAL_PAYLOAD = "identical-payload-digest"
 SERVER_NOT_MODIFIED = "server-not-modified"
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 
 
 def profile_uri(profile: str, warc_version: str = "1.1") -> str:

@@ -40,7 +40,7 @@ from .digest_file import (MAX_ENTRY, SPAN_LEN_BITS, TAIL_SIZE, Generation, Origi
 
 __all__ = ["DigestError", "DigestIndex", "IndexStats", "Original", "date_micros", "digest_key", "digest_label"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 
 FILE_PREFIX = "digests."
 FILE_SUFFIX = ".wdx"

@@ -37,7 +37,7 @@ from .politeness import LedgerEntry, Politeness, host_key
 
 __all__ = ["Frontier", "Lease"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 
 
 class Lease:

@@ -48,7 +48,7 @@ from ..surt import surt_or_url
 
 __all__ = ["ExactSeen", "BloomSeen", "SeenSet", "SeenFormatError", "open_seen", "seen_key"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 
 RUN_MAGIC = b"WASEENR1"
 RUN_HEAD = struct.Struct("<8sQQI4x")          # magic, entries, covered bytes of keys, crc32 of entries

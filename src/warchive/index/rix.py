@@ -34,7 +34,7 @@ from ..warc.reader import open as open_warc
 from .cdx import display_name, iter_inputs
 from .sort import LineSorter
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 
 RECORD_INDEX_EXT = ".rix"
 RECORD_INDEX_HEADER = b" warchive-record-index 1"   # a space first: it sorts before every entry

@@ -41,7 +41,7 @@ __all__ = [
     "write_segment",
 ]
 
-PathArg = Union[str, "os.PathLike[str]"]
+PathArg = Union[str, os.PathLike[str]]
 SUFFIX = ".seg"
 
 

@@ -40,7 +40,7 @@ from .._ext import line_sort as _k
 from ..durable import AtomicOutput, Publisher, temp_file
 from ..errors import IndexFormatError
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 Write = Callable[[bytes], object]
 
 DEFAULT_MEM_LIMIT = 32 << 20     # LineSorter (index --sort)

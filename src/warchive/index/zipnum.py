@@ -33,15 +33,18 @@ import os
 import tempfile
 import threading
 import zlib
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple,
                     Union)
+
+from isal import isal_zlib
 
 from ..durable import AtomicOutput
 from ..errors import IndexFormatError, UnsortedInputError
 from .sort import open_input
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 
 DEFAULT_LINES_PER_BLOCK = 3000
 DEFAULT_COMPRESSLEVEL = 6        # what Common Crawl's and the Internet Archive's writers use
@@ -72,14 +75,6 @@ def summary_key(line: bytes) -> bytes:
 
 
 # --- reading -------------------------------------------------------------------
-
-def _inflate_fn() -> Any:
-    try:
-        from isal import isal_zlib
-        return isal_zlib
-    except ImportError:  # pragma: no cover - isal is a dependency
-        return zlib
-
 
 def _first_line_at_least(raw: bytes, key: bytes, lo: int = 0) -> int:
     """Offset of the first line of `raw` (sorted, LF-terminated lines) that is >= key, from lo."""
@@ -128,7 +123,7 @@ class ZipNumIndex:
             self._loc = self._read_loc(self.loc_path)
         self._fds: Dict[str, Tuple[int, int]] = {}   # part path -> (fd, size)
         self._lock = threading.Lock()
-        self._z = _inflate_fn()
+        self._z = isal_zlib
         self.cache_blocks = cache_blocks
         self._cache: "OrderedDict[Tuple[str, int, int], bytes]" = OrderedDict()
 
@@ -545,8 +540,6 @@ def _compressor(name: str, level: Optional[int]) -> Callable[[List[bytes]], byte
         lv = DEFAULT_COMPRESSLEVEL if level is None else level
         return lambda lines: zlib.compress(b"\n".join(lines) + b"\n", lv, 31)
     if name == "isal":
-        from isal import isal_zlib
-
         lv = 2 if level is None else level
         return lambda lines: isal_zlib.compress(b"\n".join(lines) + b"\n", lv, 31)
     raise ValueError(f"compressor must be 'zlib' or 'isal', not {name!r}")
@@ -642,9 +635,6 @@ def _compressed(blocks: Iterator[List[bytes]], compress: Callable[[List[bytes]],
         for b in blocks:
             yield b, compress(b)
         return
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(threads, thread_name_prefix="warchive-zipnum") as ex:
         pending: deque = deque()
         for b in blocks:

@@ -19,7 +19,7 @@ from ..errors import ArchiveError, CaptureNotFound, RecordFormatError
 from ..warc.reader import ArchiveIterator, Record
 from ..warc.reader import open as open_warc
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 
 
 class ArchiveFileNotFound(CaptureNotFound):

@@ -57,7 +57,7 @@ from .redirects import SelfRedirect, SelfRedirects, check_self_redirect
 from .segments import SegmentNotFound, continuations
 from .streams import Chain, payload_stream
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 
 # What names a capture: a CDXJ or CDX line (bytes or str), or its fields as Index.query returns them.
 CaptureLine = Union[bytes, str, Mapping[str, Any]]

@@ -33,7 +33,7 @@ __all__ = ["IndexLike", "OTHER_PREFIXES", "SCREENSHOT_PREFIX", "find_screenshots
            "page_variants", "screenshot_key"]
 
 #: An ``Index``, or the path(s) of collections / index files to open one on.
-IndexLike = Union[Index, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
+IndexLike = Union[Index, str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]]]
 
 
 def screenshot_key(page_url: str) -> str:

@@ -143,7 +143,7 @@ class WarcWriter:
     THREAD_MIN = 512         # smaller blocks are compressed in the caller's thread (a hand-off costs more)
     SPIN_US = 200            # the worker waits this long for the next block before it sleeps
 
-    def __init__(self, directory: Union[str, "os.PathLike[str]"], prefix: str = "WARCHIVE", *,
+    def __init__(self, directory: Union[str, os.PathLike[str]], prefix: str = "WARCHIVE", *,
                  compression: str = "gzip", version: str = WARC_1_1, digest: str = "sha1",
                  max_size: int = DEFAULT_MAX_SIZE, warcinfo: Optional[Mapping[str, Any]] = None,
                  host: Optional[str] = None, on_record: Optional[Callable[[Written], Any]] = None,

@@ -36,7 +36,7 @@ class ZstFrames:
 
     format = FORMAT_ZSTD
 
-    def __init__(self, source: Union[str, "os.PathLike[str]", BinaryIO], offset: Optional[int] = None) -> None:
+    def __init__(self, source: Union[str, os.PathLike[str], BinaryIO], offset: Optional[int] = None) -> None:
         if isinstance(source, (str, bytes, os.PathLike)):
             self.path: Optional[str] = os.fspath(source)
             self._f: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - closed by close()

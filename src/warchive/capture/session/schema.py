@@ -28,7 +28,7 @@ import msgspec
 from ... import __version__
 from ...errors import SessionFormatError, UnsupportedFormatError
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, os.PathLike[str]]
 
 FORMAT_VERSION = 1                 # the "warchive-session" number of the version line
 VERSION_KEY = "warchive-session"
