@@ -4,7 +4,6 @@ the merge order (R19) and the quick path's corners (docs/cdx-api.md)."""
 
 from __future__ import annotations
 
-import bisect
 import calendar
 import json
 import pickle
@@ -13,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memlines import Lines
 from warchive.index.capture import Capture, MergeKey, Origin, QueryError
 from warchive.index.query import Engine, Index, NamedSource, Query, Result, parse_line, timestamp_seconds
-from warchive.replay.load import capture_fields
 from warchive.index.segment import write_segment
+from warchive.replay.load import capture_fields
 from warchive.timestamps import timestamp_to_datetime
 
 CDXJ = (b'com,example)/ 20200101000000 {"url": "http://example.com/", "mime": "text/html", "status": "200", '
@@ -24,21 +24,6 @@ CDXJ = (b'com,example)/ 20200101000000 {"url": "http://example.com/", "mime": "t
 CDX11 = b"com,example)/ 20190304050607 http://example.com/ text/html 200 ABCD - - 363 306 timeline.warc.gz"
 BROKEN_JSON = b'com,example)/ 20200101000000 {"url": "http://example.com/", "mime":'
 ORIGIN = Origin("coll/indexes/x.cdxj", "coll", True, "allow")
-
-
-class Lines:
-    """A source over sorted lines in memory."""
-
-    def __init__(self, lines):
-        self.lines = sorted(lines)
-
-    def range(self, start, stop):
-        lo = bisect.bisect_left(self.lines, start)
-        hi = len(self.lines) if stop is None else bisect.bisect_left(self.lines, stop)
-        return iter(self.lines[lo:hi])
-
-    def close(self):
-        pass
 
 
 def pipeline(engine, params):

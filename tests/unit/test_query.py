@@ -4,27 +4,12 @@ expected answers are written out here."""
 
 from __future__ import annotations
 
-import bisect
 import json
 
 import pytest
 
+from memlines import Lines
 from warchive.index.query import Engine, NamedSource, parse_line
-
-
-class Lines:
-    """A source over sorted lines in memory."""
-
-    def __init__(self, lines):
-        self.lines = sorted(lines)
-
-    def range(self, start, stop):
-        lo = bisect.bisect_left(self.lines, start)
-        hi = len(self.lines) if stop is None else bisect.bisect_left(self.lines, stop)
-        return iter(self.lines[lo:hi])
-
-    def close(self):
-        pass
 
 
 def cdxj(key, ts, status="200", digest="sha1:AAAA", mime="text/html", url=None, length="100", offset="0"):
