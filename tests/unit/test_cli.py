@@ -144,3 +144,16 @@ def test_warchive_help_lists_every_command():
     assert r.returncode == 0
     for c in COMMANDS:
         assert re.search(rf"^    {re.escape(c.name)}\b", r.stdout, re.M), c.name
+
+
+def test_an_os_error_is_one_line_not_a_traceback(tmp_path):
+    """A full disk or a refused path ends a command with one line naming the file (exit 1)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    src = tmp_path / "in.cdxj"
+    src.write_bytes(b"com,example)/ 20200101000000 {}\n")
+    for argv in (["sort", src, "-o", blocker / "out.cdxj"], ["recompress", FIRST_CRAWL, blocker / "out.warc.gz"]):
+        r = _cli(*argv)
+        assert r.returncode == 1, (argv, r.stderr)
+        assert "Traceback" not in r.stderr and r.stderr.startswith("warchive: error: ")
+        assert "Not a directory" in r.stderr and str(blocker) in r.stderr

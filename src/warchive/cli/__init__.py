@@ -99,7 +99,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def run_command(run: Callable[[Any], int], args: Any) -> int:
-    """run(args), with the errors a user can meet as one line on stderr and exit status 1."""
+    """run(args), with the errors a user can meet (ArchiveError, OSError) as one line on stderr and
+    exit status 1."""
     try:
         return int(run(args))
     except ArchiveError as e:
@@ -110,6 +111,10 @@ def run_command(run: Callable[[Any], int], args: Any) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except OSError as e:   # a full disk, a permission refused: one line, not a traceback
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"warchive: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
 
 
 def run() -> None:
