@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 
 def index_arguments(p: ArgumentParser) -> None:
-    p.add_argument("inputs", nargs="+", metavar="WARC_OR_DIR", help="WARC/ARC files; directories are walked")
+    p.add_argument("inputs", nargs="+", metavar="WARC_OR_DIR",
+                   help="WARC/ARC files ('-': standard input); directories are walked")
     p.add_argument("-o", "--output", metavar="OUT", help="output file, published when complete (default: standard output)")
     p.add_argument("-11", "--cdx11", action="store_true", help="11-field CDX (N b a m s k r M S V g)")
     p.add_argument("--records", metavar="TYPES", help="record types to index, comma-separated, or 'all' "
@@ -38,19 +39,23 @@ def index_arguments(p: ArgumentParser) -> None:
                    help="inflate every gzip member and check its CRC, even where Wget's sl lengths allow skipping")
     p.add_argument("--skip-errors", action="store_true",
                    help="report a damaged record on stderr and go on with the next one")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on the first defect that is otherwise read past with a warning, as warcio does "
+                        "(a wrong Content-Length, missing or extra blank lines, bytes that are no record)")
 
 
 def index(args: Any) -> int:
-    """Index WARC/ARC files (directories are walked) as cdxj-indexer does.
+    """Index WARC/ARC files (directories are walked; '-' is standard input) as cdxj-indexer does.
 
-    The output is written as OUT.<random>.tmp and renamed when complete; exit status 1 when an
-    input is damaged (the message names the file and byte offset) or when --skip-errors could
-    read not one record."""
+    Defects warcio reads past are read past too, each with one warning on stderr (with --strict
+    the first is an error). The output is written as OUT.<random>.tmp and renamed when
+    complete; exit status 1 when an input is damaged (the message names the file and byte
+    offset) or when --skip-errors could read not one record."""
     records = None
     if args.records:
         records = "all" if args.records == "all" else args.records.split(",")
     opts = IndexOptions(cdx11=args.cdx11, records=records, post_append=args.post_append, verify=args.verify,
-                        skip_errors=args.skip_errors, dir_root=args.dir_root)
+                        skip_errors=args.skip_errors, dir_root=args.dir_root, strict=args.strict)
     jobs = max(1, args.jobs)
     if jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
         one_malloc_arena()
@@ -60,6 +65,9 @@ def index(args: Any) -> int:
     else:
         total = index_paths(args.inputs, sys.stdout.buffer.write, opts, jobs=jobs, sort=args.sort)
         sys.stdout.buffer.flush()
+    if total.defects:
+        print(f"warchive: {total.defects} defect(s) read past (see the warnings above; --strict makes them "
+              "errors)", file=sys.stderr)
     if total.errors:
         print(f"warchive: {total.errors} damaged record(s) skipped, {total.records} read", file=sys.stderr)
         if total.records == 0:
