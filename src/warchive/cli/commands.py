@@ -46,6 +46,7 @@ COMMANDS: Tuple[Command, ...] = (
     Command("build", "indexes", "write an index segment from sorted CDX/CDXJ lines"),
     Command("zipnum", "indexes", "write a ZipNum cluster (pywb / Common Crawl) from sorted lines"),
     Command("record-index", "indexes", "index WARC record ids and payload digests (for revisits by id)"),
+    Command("init", "collection", "make a new, empty collection (archive/ and indexes/), as pywb's wb-manager init"),
     Command("add", "collection", "put WARC files into a collection and index them as a new segment"),
     Command("compact", "collection", "merge a collection's index segments into one"),
     Command("cdx", "access", "answer a CDX API query over index files and collections"),
