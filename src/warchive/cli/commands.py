@@ -21,11 +21,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import __version__
 from .._ext.gzip_members import inflate_libraries
-from . import run_command
-
-
-class UsageError(Exception):
-    """A command line that does not make sense (exit status 2, with the command's usage)."""
+from . import UsageError, run_command   # UsageError: the command modules import it from here
 
 
 @dataclass(frozen=True)
