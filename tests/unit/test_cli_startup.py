@@ -48,6 +48,7 @@ SAMPLE_ARGV = [
     ["robots", "robots.txt", "--agent", "bot", "http://example.com/"],
     ["crawl", "http://example.org/", "-o", "coll", "--max-hops", "2"],
     ["recover", "x.warc.gz.open", "-n"],
+    ["extract", "x.warc.gz", "1234", "--payload"],
     ["index", "-", "--fields", "offset,http:status", "--records", "response"],
 ]
 

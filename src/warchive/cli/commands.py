@@ -48,6 +48,7 @@ COMMANDS: Tuple[Command, ...] = (
     Command("lookup", "access", "the captures of one URL (exact match)"),
     Command("load", "access", "print the capture closest to a time (or named by --cdx), revisits resolved"),
     Command("serve", "serve", "serve the CDX API of the collections under a root directory over HTTP"),
+    Command("extract", "extract", "print one record (its heads, its payload) as warcio extract does"),
     Command("check", "warcs", "verify every record's digests and structure (exit 1 on a problem)"),
     Command("recompress", "warcs", "rewrite a WARC with one gzip member (or zstd frame) per record"),
     Command("recover", "warcs", "truncate an .open WARC after its last whole record and rename it"),
