@@ -56,6 +56,11 @@ class RecordFormatError(CorruptRecordError):
     """The bytes of a record do not form a WARC or ARC record (head, Content-Length, terminator)."""
 
 
+class NoRecordError(FileError):
+    """No record starts at ``offset`` of ``path``: the offset is past the end, or inside a record
+    (a wrong offset, not damage)."""
+
+
 class UnsupportedFormatError(ArchiveError):
     """The input is not a format warchive reads (or a needed library is missing)."""
 

@@ -21,11 +21,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import __version__
 from .._ext.gzip_members import inflate_libraries
-from . import run_command
-
-
-class UsageError(Exception):
-    """A command line that does not make sense (exit status 2, with the command's usage)."""
+from . import UsageError, run_command   # UsageError: the command modules import it from here
 
 
 @dataclass(frozen=True)
@@ -53,6 +49,7 @@ COMMANDS: Tuple[Command, ...] = (
     Command("lookup", "access", "the captures of one URL (exact match)"),
     Command("load", "access", "print the capture closest to a time (or named by --cdx), revisits resolved"),
     Command("serve", "serve", "serve the CDX API of the collections under a root directory over HTTP"),
+    Command("extract", "extract", "print one record (its heads, its payload) as warcio extract does"),
     Command("check", "warcs", "verify every record's digests and structure (exit 1 on a problem)"),
     Command("recompress", "warcs", "rewrite a WARC with one gzip member (or zstd frame) per record"),
     Command("recover", "warcs", "truncate an .open WARC after its last whole record and rename it"),
