@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from warchive.errors import ArchiveError
-from warchive.warc.check import check_file, recover
+from warchive.warc.check import check_file
+from warchive.warc.recover import recover
 from warchive.warc.recompress import recompress
 from warchive.warc.writer import HybridPolicy, RecordBuilder, WarcWriter
 

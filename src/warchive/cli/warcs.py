@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from argparse import ArgumentParser, Namespace
 
-from ..warc.check import check_file, recover as recover_file
+from ..warc.check import check_file
+from ..warc.recover import recover as recover_file
 from ..warc.recompress import recompress as recompress_file
 from .commands import UsageError
 

@@ -1,4 +1,4 @@
-"""Verify WARC files (``warchive check``) and recover ``.open`` files a killed writer left (``warchive recover``).
+"""Verify WARC files (``warchive check``).
 
 check: every gzip member is inflated and its CRC-32 and size checked; every
 record must have WARC-Type, WARC-Record-ID, WARC-Date (a valid date) and a
@@ -7,19 +7,15 @@ the block and WARC-Payload-Digest over the payload — the entity body with
 chunked transfer coding removed (WARC 1.1, 6.3.2). A payload digest taken
 over the still-chunked body (as warcio and wpull write it) is a warning, not
 a failure. Revisit payload digests name another record and are not checked.
-
-recover: the longest prefix of whole, valid records is kept, the torn rest
-cut off, and ``NAME.open`` renamed ``NAME``. This module does not write records.
+This module writes nothing (``warchive recover`` is warchive.warc.recover).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Tuple
 
-from ..errors import ArchiveError, CorruptRecordError, RecordFormatError
-from ..durable import fsync_dir
+from ..errors import CorruptRecordError
 from ..timestamps import iso_date_to_timestamp
 from .digest import Digest, DigestError, dechunk, new_hasher
 from .reader import ArchiveIterator, Record
@@ -153,55 +149,3 @@ def check_file(path: str, on_record: Optional[Callable[[Record], Any]] = None) -
     except OSError as e:
         result.problems.append(Finding(path, None, f"cannot read: {e.strerror or e}"))
     return result
-
-
-# --------------------------------------------------------------------------- recovery
-
-@dataclass
-class Recovered:
-    path: str              # the recovered file (NAME without .open, unless dry run)
-    records: int           # whole records kept
-    size: int              # bytes kept
-    cut: int               # bytes cut off the end
-
-
-def valid_prefix(path: str) -> Tuple[int, int]:
-    """(records, bytes) of the longest run of whole, valid records from the start of the file."""
-    records = 0
-    good = 0
-    try:
-        with ArchiveIterator(path, verify=True) as it:
-            for rec in it:
-                if rec.format == "warc" and (rec.headers.get("WARC-Type") is None):
-                    break
-                if rec.length is None:
-                    break  # inside a shared member: not addressable, stop before it
-                records += 1
-                good = it.position
-    except (CorruptRecordError, RecordFormatError):
-        pass
-    return records, good
-
-
-def recover(path: str, output: Optional[str] = None, dry_run: bool = False) -> Recovered:
-    """Cut a file (normally ``NAME.open``) after its last whole record and rename it ``NAME``.
-
-    ``output`` names the result (default: ``path`` without ``.open``; an
-    existing file is never overwritten)."""
-    if output is None:
-        if not path.endswith(".open"):
-            raise ArchiveError(f"{path}: not an .open file (give an output name to recover it anyway)")
-        output = path[: -len(".open")]
-    if os.path.exists(output) and os.path.abspath(output) != os.path.abspath(path):
-        raise ArchiveError(f"{output}: exists already; recover to another name")
-    size = os.path.getsize(path)
-    records, good = valid_prefix(path)
-    if dry_run:
-        return Recovered(path, records, good, size - good)
-    with open(path, "r+b") as f:
-        f.truncate(good)
-        f.flush()
-        os.fsync(f.fileno())
-    os.rename(path, output)
-    fsync_dir(os.path.dirname(os.path.abspath(output)), strict=False)
-    return Recovered(output, records, good, size - good)
