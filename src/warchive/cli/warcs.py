@@ -47,15 +47,16 @@ def check(args: Namespace) -> int:
 
 
 def recompress_arguments(p: ArgumentParser) -> None:
-    p.add_argument("input", metavar="IN", help="a WARC file (any compression, members of several records too)")
+    p.add_argument("input", metavar="IN", help="a WARC or ARC file (any compression, members of several records "
+                                               "too); ARC records are written as WARC records, as warcio does")
     p.add_argument("output", metavar="OUT", help="the file to write (published when complete)")
     p.add_argument("--zstd", action="store_true", help="write .warc.zst frames instead of gzip members")
     p.add_argument("--level", type=int, metavar="N", help="compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)")
 
 
 def recompress(args: Namespace) -> int:
-    """Rewrite a WARC with one gzip member (or zstd frame) per record, as warcio recompress does,
-    so that every record has an offset of its own."""
+    """Rewrite a WARC (or an ARC, as WARC) with one gzip member (or zstd frame) per record, as warcio
+    recompress does, so that every record has an offset of its own."""
     n = recompress_file(args.input, args.output, "zstd" if args.zstd else "gzip", args.level)
     print(f"{n} records recompressed into {args.output}")
     return 0
