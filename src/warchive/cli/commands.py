@@ -51,7 +51,7 @@ COMMANDS: Tuple[Command, ...] = (
     Command("serve", "serve", "serve the CDX API of the collections under a root directory over HTTP"),
     Command("extract", "extract", "print one record (its heads, its payload) as warcio extract does"),
     Command("check", "warcs", "verify every record's digests and structure (exit 1 on a problem)"),
-    Command("recompress", "warcs", "rewrite a WARC with one gzip member (or zstd frame) per record"),
+    Command("recompress", "warcs", "rewrite a WARC (or an ARC, as WARC) with one gzip member (or zstd frame) per record"),
     Command("recover", "warcs", "truncate an .open WARC after its last whole record and rename it"),
     Command("crawl", "crawl", "crawl politely from seeds into a collection (WARCs, index segments, session)"),
     Command("robots", "robots", "check URLs against a robots.txt file (RFC 9309)"),
