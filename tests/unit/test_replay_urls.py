@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from archival_urls import IDN, archival_paths, references
 from warchive.errors import ArchiveError
 from warchive.replay.urls import ArchivalUrl, ArchivalUrlError, UrlRewriter, display_url, link_modifier, normalize_url
 
 PAGE = "20131010/http://example.com/path/page.html"
-IDN = "\u043f\u0440\u0438\u043c\u0435\u0440.\u0438\u0441\u043f\u044b\u0442\u0430\u043d\u0438\u0435"   # пример.испытание
 IDN_PUNY = "xn--e1afmkfd.xn--80akhbyknj4f"
 IDN_PCT = "%D0%BF%D1%80%D0%B8%D0%BC%D0%B5%D1%80.%D0%B8%D1%81%D0%BF%D1%8B%D1%82%D0%B0%D0%BD%D0%B8%D0%B5"
 
@@ -181,36 +181,6 @@ def test_tabs_and_newlines_go_and_controls_are_encoded():
 
 
 # --------------------------------------------------------------------------- properties
-
-_URL_CHARS = st.sampled_from(list("abcXYZ019-._~:/?#[]@!$&'()*+,;=%") + ["%2e", "%2F", "%25", "%41", "\u00e9", "\u4f8b", ".."])
-_HOSTS = st.sampled_from(["example.com", "EXAMPLE.com", "127.0.0.1", "[::1]", "a-b.c", "x", "b\u00fccher.de", IDN,
-                          "xn--bcher-kva.de", "host:8080", "user:pw@host", "www.example.co.uk"])
-_SCHEMES = st.sampled_from(["http://", "https://", "ftp://", "//", "", "http:/", "https:/", "HTTP://"])
-
-
-@st.composite
-def target_urls(draw):
-    rest = draw(st.lists(_URL_CHARS, max_size=12).map("".join))
-    return draw(_SCHEMES) + draw(_HOSTS) + ("/" + rest if rest[:1] != "/" else rest)
-
-
-@st.composite
-def archival_paths(draw):
-    kind = draw(st.sampled_from(["replay", "latest", "query", "range", "url_query"]))
-    ts = draw(st.text("0123456789", min_size=1, max_size=16))
-    mod = draw(st.sampled_from(["", "mp_", "id_", "js_", "cs_", "im_", "oe_", "if_", "fr_", "zz_", "$a:b.c-1"]))
-    url = draw(target_urls())
-    if kind == "replay":
-        return f"{ts}{mod}/{url}"
-    if kind == "latest":
-        return f"{mod}/{url}" if mod else url
-    qmod = draw(st.sampled_from(["", "json/", "cdx/", "timemap-link/"]))
-    if kind == "query":
-        return f"{qmod}{draw(st.sampled_from(['', ts]))}*/{url}"
-    if kind == "range":
-        return f"{qmod}{ts}*{draw(st.text('0123456789', max_size=14))}/{url}"
-    return f"{qmod}*/{url}*"
-
 
 def _str_is_not_canonical(u: ArchivalUrl) -> bool:
     """As in pywb: each str() decodes a host's %XX once more ('%2541' gives '%41', then 'A') and
@@ -398,12 +368,8 @@ def _browser_resolve(base: str, ref: str) -> str:
     return urljoin(base, path + ref[q:])
 
 
-_REFS = st.lists(st.sampled_from(list("ab/\\.:?#%2eE \t\nh") + ["..", "../", "%2e%2e", "http:", "https:", "HTTP:", "//",
-                                                                  "javascript:", "x.com", "\u00e9", "@"]), max_size=14).map("".join)
-
-
 @settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
-@given(_REFS, st.sampled_from([PAGE, "20131010/http://example.com", "20131010/http://example.com/a/b/c/d/e.html",
+@given(references, st.sampled_from([PAGE, "20131010/http://example.com", "20131010/http://example.com/a/b/c/d/e.html",
                                "http://example.com/", "*/http://example.com/x*"]),
        st.sampled_from(["/coll/", "http://localhost:8080/coll/"]))
 def test_no_rewritten_url_leaves_the_collection(ref, page, prefix):

@@ -80,37 +80,50 @@ def _split_port(hostport: str) -> Tuple[str, str]:
     return (hostport[:colon], hostport[colon:]) if colon > hostport.rfind("]") else (hostport, "")
 
 
-def _host_to_ascii(domain: str) -> str:
-    """An IDN host in punycode (IDNA 2003, Python's codec, as pywb); the port is NFKC-normalised
-    as IDNA would, userinfo %-encoded: pywb IDNA-encodes all three as one."""
-    user, at, hostport = domain.rpartition("@")
-    if not user.isascii():
-        user = _NON_ASCII.sub(_pct, user)
-    if hostport.isascii():
-        return user + at + hostport
-    host, port = _split_port(hostport)
+def _idna(name: str) -> Optional[str]:
     try:
-        host = host.encode("idna").decode("ascii")
-    except UnicodeError:   # not a host name (too long, empty label, prohibited): left as it is
-        return user + at + hostport
-    if not port.isascii():
-        port = unicodedata.normalize("NFKC", port)
-        port = port if port.isascii() else _NON_ASCII.sub(_pct, port)
-    return user + at + host + port
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:   # not a host name (too long, empty label, prohibited)
+        return None
+
+
+def _host_to_ascii(domain: str) -> str:
+    """An IDN host in punycode (IDNA 2003, Python's codec, as pywb). pywb encodes userinfo, host
+    and port as one name, which makes nonsense of userinfo (``xn--user@bcher-feb.de``) and of a
+    port after a non-ASCII label (``xn--:8080-...``): there the host alone is encoded, userinfo
+    %-encoded and the port NFKC-normalised (as IDNA would); anything else is encoded as pywb does."""
+    if domain.isascii():
+        return domain
+    user, at, hostport = domain.rpartition("@")
+    host, port = _split_port(hostport)
+    if at or (port and not host.rpartition(".")[2].isascii()):
+        ascii_host = _idna(host)
+        if ascii_host is not None:
+            if not port.isascii():
+                port = unicodedata.normalize("NFKC", port)
+                port = port if port.isascii() else _NON_ASCII.sub(_pct, port)
+            return (user if user.isascii() else _NON_ASCII.sub(_pct, user)) + at + ascii_host + port
+    whole = _idna(domain)
+    return domain if whole is None else whole
 
 
 def _to_uri(url: str) -> str:
     """pywb's ``WbUrl.to_uri``: scheme and host %-decoded ('+' as space) and IDNA-encoded, the
-    rest left as it is but for non-ASCII characters, %-encoded as UTF-8; then control characters
-    %-encoded. It keeps scheme-relative URLs as they are and adds no scheme."""
+    rest left as it is but for non-ASCII characters, %-encoded as UTF-8. It keeps scheme-relative
+    URLs as they are and adds no scheme. Control characters are left to ``_safe``."""
     m = _PATH_START.search(url)
     if m:
         head, sep, rest = url[: m.start()], m.group(), url[m.end() :]
     else:
         head, sep, rest = url, "", ""
     before, slash, domain = unquote_plus(head).rpartition("/")
-    out = before + slash + _host_to_ascii(domain) + sep + (rest if rest.isascii() else _NON_ASCII.sub(_pct, rest))
-    return _CONTROL.sub(_pct, out) if _CONTROL.search(out) else out
+    return before + slash + _host_to_ascii(domain) + sep + (rest if rest.isascii() else _NON_ASCII.sub(_pct, rest))
+
+
+def _safe(url: str) -> str:
+    """Control characters %-encoded: the last step of every URL this module gives out, so that
+    none can split a header or an attribute (pywb leaves them, %0A in a host decoded)."""
+    return _CONTROL.sub(_pct, url) if _CONTROL.search(url) else url
 
 
 def _check_text(s: str, what: str) -> None:
@@ -130,26 +143,27 @@ def normalize_url(url: str) -> str:
     _check_text(url, "URL")
     url = _to_uri(url.translate(_TAB_NEWLINE))
     if url.startswith("urn:"):
-        return url
+        return _safe(url)
     m = _SCHEME.match(url)
     if not m:
-        return "http://" + url
+        return _safe("http://" + url)
     i = m.end()
     if i < len(url) and url[i] != "/":
         url = url[:i] + "/" + url[i:]
-    return url
+    return _safe(url)
 
 
 def display_url(url: str) -> str:
     """A URL as an archival URL shows it (pywb's ``get_url``): when it holds ``xn--`` anywhere,
     it goes through urlsplit/urlunsplit and its punycode host is shown UTF-8 and %-encoded (the
-    whole netloc is %-encoded: ``:`` of a port becomes ``%3A``); any other URL is unchanged."""
+    whole netloc is %-encoded: ``:`` of a port becomes ``%3A``); any other URL is unchanged.
+    Control characters are %-encoded in either."""
     if "xn--" not in url:
-        return url
+        return _safe(url)
     try:
         parts = urlsplit(url)
     except ValueError:   # a malformed [IPv6] host: shown as it is (pywb raises)
-        return url
+        return _safe(url)
     user, at, hostport = parts.netloc.rpartition("@")
     host, port = _split_port(hostport)
     try:
@@ -159,8 +173,8 @@ def display_url(url: str) -> str:
     try:
         netloc = quote(user + at + host + port)
     except UnicodeEncodeError:   # a lone surrogate (from bytes that were not UTF-8)
-        return url
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+        return _safe(url)
+    return _safe(urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)))
 
 
 def _format(type_: str, timestamp: str, end_timestamp: str, modifier: str, url: str) -> str:
@@ -342,16 +356,22 @@ _DOTDOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){2}(?:/|$)", re.I)
 _AUTHORITY = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?(?://[^/?#]*)?")
 
 
+def _path_end(url: str, start: int = 0) -> int:
+    """Where the path that starts at ``start`` ends: at the first '?' or '#', or the end."""
+    end = len(url)
+    for c in "?#":
+        i = url.find(c, start)
+        if 0 <= i < end:
+            end = i
+    return end
+
+
 def _browser_path(ref: str) -> str:
     """A relative reference's path as a browser reads it on an http(s) page: backslashes are
     slashes, and ``%2e`` in a dot segment is a dot (the query and fragment are left)."""
     if "\\" not in ref and "%" not in ref:
         return ref
-    end = len(ref)
-    for c in "?#":
-        i = ref.find(c)
-        if 0 <= i < end:
-            end = i
+    end = _path_end(ref)
     path = ref[:end].replace("\\", "/")
     if "%" in path:
         path = "/".join(seg.replace("%2e", ".").replace("%2E", ".") if _DOT_SEGMENT.fullmatch(seg) else seg
@@ -363,11 +383,7 @@ def _resolve_dots(url: str) -> str:
     """``url`` with the dot segments of its path resolved (RFC 3986 5.2.4, ``%2e`` as ``.``)
     when one is ``..``, as a browser fetching it would; otherwise unchanged."""
     start = _AUTHORITY.match(url).end()   # type: ignore[union-attr]   # matches the empty string
-    end = len(url)
-    for c in "?#":
-        i = url.find(c, start)
-        if 0 <= i < end:
-            end = i
+    end = _path_end(url, start)
     path = url[start:end]
     if not _DOTDOT_SEGMENT.search(path):
         return url
@@ -476,7 +492,7 @@ class UrlRewriter:
             else:                           # '\path': root-relative
                 ref = "/" + ref[1:]
         elif (not force_abs and not is_abs and not ref.startswith("/") and "../" not in ref
-              and not _DOTDOT_SLASH.search(ref)):
+              and not _DOTDOT_SLASH.search(ref, 0, _path_end(ref))):
             return url
         if modifier is None:
             modifier = self.page.modifier
