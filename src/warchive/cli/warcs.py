@@ -56,8 +56,10 @@ def recompress_arguments(p: ArgumentParser) -> None:
 
 def recompress(args: Namespace) -> int:
     """Rewrite a WARC (or an ARC, as WARC) with one gzip member (or zstd frame) per record, as warcio
-    recompress does, so that every record has an offset of its own."""
-    n = recompress_file(args.input, args.output, "zstd" if args.zstd else "gzip", args.level)
+    recompress does, so that every record has an offset of its own. Defects warcio reads past are
+    read past too, with one warning each on stderr; the records are written whole and sound."""
+    n = recompress_file(args.input, args.output, "zstd" if args.zstd else "gzip", args.level,
+                        on_defect=lambda d: print(f"warchive: warning: {d}", file=sys.stderr))
     print(f"{n} records recompressed into {args.output}")
     return 0
 

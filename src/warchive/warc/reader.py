@@ -26,7 +26,7 @@ from __future__ import annotations
 import zlib
 from typing import Iterable, Iterator, Optional
 
-from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD
+from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
 from ..errors import CorruptRecordError, RecordFormatError, TruncatedError
 from .arc import ARC_HEAD_MAX, parse_arc
 from .defects import (BLANK_LINES, CONTENT_LENGTH, EMPTY_MEMBER, GARBAGE, PLAIN_RECORD, SEPARATOR, SPLIT_RECORD,
@@ -321,7 +321,8 @@ class ArchiveIterator:
         end, short of the record's end: if the next member goes on with the record (its data
         does not begin with a record), begin it (a defect: the record is split across members)."""
         reader = self._reader
-        if reader.format != FORMAT_GZIP or end != unit.seg + reader.member_produced or not reader.member_done:
+        if (not isinstance(reader, Reader) or reader.format != FORMAT_GZIP or end != unit.seg + reader.member_produced
+                or not reader.member_done):
             return False
         nxt = reader.member_finish()
         data = self._peek_member(nxt)

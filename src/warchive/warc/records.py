@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 from typing import Any, Callable, List, Optional, Protocol, Tuple
 
+from ..errors import ArchiveError
 from .headers import Headers
 from .record import HeaderFields
 from .source import ByteReader
@@ -49,12 +50,29 @@ class Unit:
             data = self.hist[pos - h0 : pos - h0 + n]
             return data + self.read(self.seg, n - len(data)) if len(data) < n else data
         data = self.reader.member_read(pos - self.seg, n)
-        while (len(data) < n and self.limit is not None and pos + len(data) < self.limit
-               and self.extend is not None and self.extend(self, pos + len(data))):
-            self.hist = (self.hist + data)[-self.HISTORY:] if pos == self.seg else data[-self.HISTORY:]
+        while len(data) < n and self.limit is not None and pos + len(data) < self.limit and self.extend is not None:
+            tail = self._tail(pos, data)   # before extend leaves the member
+            if not self.extend(self, pos + len(data)):
+                break
+            self.hist = tail
             self.seg = pos + len(data)
             data += self.reader.member_read(0, n - len(data))
         return data
+
+    def _tail(self, pos: int, data: bytes) -> bytes:
+        """The last HISTORY bytes of the unit up to the end of data (read at pos), as far back
+        as they can still be had: a member that is not streaming yet keeps all of its data."""
+        end = pos + len(data)
+        start = max(end - self.HISTORY, self.seg - len(self.hist))
+        if start >= pos:
+            return data[start - pos:]
+        h0 = self.seg - len(self.hist)
+        before = self.hist[start - h0:] if start < self.seg else b""
+        try:
+            before += self.reader.member_read(max(start, self.seg) - self.seg, pos - max(start, self.seg))
+        except (ArchiveError, ValueError):   # a streaming member cannot go back
+            return data[-self.HISTORY:]
+        return (before + data)[-self.HISTORY:] if len(before) == pos - start else data[-self.HISTORY:]
 
 
 class RecordOwner(Protocol):
