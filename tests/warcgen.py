@@ -1189,13 +1189,37 @@ def write_arc_bad_lengths(directory) -> BrokenFile:
                       defects=defects, injected="cl_invalid")
 
 
+def _lf_only(directory, gz: bool) -> BrokenFile:
+    """A WARC written with LF alone: every head line ends with LF, and every record is followed
+    by LF LF, as pywb's sample_archive/warcs/example-extra.warc is (warcio reads it silently)."""
+    chunks, meta = [], []
+    for p in warc_pieces(_base_recs()):
+        head = p.head.replace(b"\r\n", b"\n")
+        data = head + p.block + b"\n\n"
+        chunks.append(gzip_member(data) if gz else data)
+        meta.append((p.rtype, p.uri, len(head) + len(p.block)))
+    path = Path(directory) / ("lf_only.warc" + (".gz" if gz else ""))
+    offs = _write(path, chunks)
+    records = [(o, n if not gz else e - o, t, u) for o, e, (t, u, n) in zip(offs, offs[1:], meta)]
+    return BrokenFile(path, _lf_only.__doc__, 0, "recover", [], offs, records=records,
+                      defects=[(o, "separator") for o in offs[:-1]], injected="sep_lf")
+
+
+def write_lf_only(directory) -> BrokenFile:
+    return _lf_only(directory, False)
+
+
+def write_lf_only_gz(directory) -> BrokenFile:
+    return _lf_only(directory, True)
+
+
 def _defective_writers() -> list:
     out = []
     for name, files, kind, i, k, what in DEFECTIVE_WARCS:
         out += [_warc_defect(name, f == "g", kind, i, k, what) for f in files]
     for name, files, kind, i, k, what in DEFECTIVE_ARCS:
         out += [_arc_defect(name, f == "g", kind, i, k, what) for f in files]
-    return out + [write_arc_bad_lengths]
+    return out + [write_arc_bad_lengths, write_lf_only, write_lf_only_gz]
 
 
 def _defective_names() -> list:
@@ -1203,7 +1227,7 @@ def _defective_names() -> list:
     for table, exts in ((DEFECTIVE_WARCS, (".warc", ".warc.gz")), (DEFECTIVE_ARCS, (".arc", ".arc.gz"))):
         for name, files, *_ in table:
             out += [name + (exts[1] if f == "g" else exts[0]) for f in files]
-    return out + ["arc_bad_lengths.arc"]
+    return out + ["arc_bad_lengths.arc", "lf_only.warc", "lf_only.warc.gz"]
 
 
 # --------------------------------------------------------------------------- catalogue
@@ -1234,6 +1258,12 @@ def broken_names() -> list:
             "single_member.warc.gz", "plain_record_in_gz.warc.gz", "content_length_short.warc",
             "content_length_long.warc", "truncated_plain.warc", "control_bytes_header.warc",
             "empty.warc.gz", "not_a_warc.warc", "not_a_warc_gz.warc.gz"] + _defective_names()
+
+
+def recover_names() -> list:
+    """The broken files with defects a lenient reader reads past (``expect == "recover"``)."""
+    return ["garbage_between_members.warc.gz", "zero_length_member.warc.gz", "plain_record_in_gz.warc.gz",
+            "content_length_short.warc", "content_length_long.warc"] + _defective_names()
 
 
 def generate_valid(directory) -> dict:

@@ -622,9 +622,12 @@ def skipped_unread(path: str, off: int, records) -> Optional[int]:
 
 
 def python_from(path: str, opts: IndexOptions, offset: int) -> Tuple[bytes, Optional[tuple]]:
-    """The reference's lines for the records from offset on (as _index_python, which starts at 0)."""
+    """The reference's lines for the records from offset on (as _index_python, which starts at 0),
+    offset being where a record ended: bytes there that are no record are a defect, as they are to
+    the kernel path there."""
     def run(write):
-        with ww.open(path, verify=opts.verify, offset=offset) as it:
+        with ww.open(path, verify=opts.verify, strict=opts.strict, on_defect=lambda d: None) as it:
+            it.seek(offset, resync=True)
             for line in cdx_mod._plain_lines(it, os.path.basename(path), opts):
                 write(line)
     return run_index(run)

@@ -365,7 +365,7 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
 def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, stats: FileStats) -> None:
     """Whole file through the reference (zst, -p, ARC-only files, streams: '-', FIFOs)."""
     with open_archive(_stream(path), verify=opts.verify, strict=opts.strict,
-                      on_defect=reporter(opts, stats)) as it:
+                      on_defect=reporter(opts, stats), name=path) as it:
         source: Iterable = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
         while True:
             try:

@@ -79,7 +79,7 @@ def index_fields(source: Source, fields: Sequence[str], write: Write, filename: 
     http = any(f.startswith("http:") for f in fields)   # warcio parses HTTP heads only then
     stats = FileStats()
     with open_archive(source, types=types, verify=opts.verify, parse_http=http, strict=opts.strict,
-                      on_defect=reporter(opts, stats)) as records:
+                      on_defect=reporter(opts, stats), name="-" if filename == "-" else None) as records:
         while True:
             try:
                 for rec in records:

@@ -31,6 +31,7 @@ from ..errors import ArchiveError, FileError, GzipError, RecordFormatError, Trun
 from ..timestamps import iso_date_to_timestamp
 from .defects import ARC_VERSION_BLOCK, Defect
 from .reader import ArchiveIterator, Record
+from .source import Source
 from .verify import DEFECT, DEFECTS, PROBLEM, verify_digests
 
 REQUIRED = ("WARC-Type", "WARC-Record-ID", "WARC-Date")
@@ -140,13 +141,16 @@ def _remedy(e: FileError, path: str, records: int) -> str:
     return ""
 
 
-def check_file(path: str, on_record: Optional[Callable[[Record], Any]] = None, strict: bool = False) -> CheckResult:
+def check_file(path: str, on_record: Optional[Callable[[Record], Any]] = None, strict: bool = False,
+               source: Optional[Source] = None) -> CheckResult:
     """Check every record of one file; damage ends the file's check with a problem at its offset.
-    ``strict``: named producer defects are problems too."""
+    ``strict``: named producer defects are problems too. ``source``: what to read when it is not
+    the file ``path`` names (a stream: standard input for '-'); findings name ``path``."""
     result = CheckResult(path, strict)
     shared_at: Optional[int] = None   # the gzip member of several records already reported
     try:
-        with ArchiveIterator(path, verify=True, on_defect=lambda d: framing_defect(result, d)) as it:
+        with ArchiveIterator(source if source is not None else path, verify=True,
+                             on_defect=lambda d: framing_defect(result, d), name=path) as it:
             for rec in it:
                 check_record(rec, path, result)
                 result.records += 1

@@ -71,14 +71,16 @@ class ArchiveIterator:
                  Wget's `sl` lengths would allow skipping
       strict     raise on the first defect instead of recovering from it
       on_defect  called with each Defect (default: a DefectWarning through warnings)
+      name       what errors and defects call the source (default: its path, or a file
+                 object's name)
     ``defects`` lists the defects found so far.
     """
 
     def __init__(self, source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,
                  parse_http: bool = True, offset: Optional[int] = None, strict: bool = False,
-                 on_defect: Optional[OnDefect] = None) -> None:
+                 on_defect: Optional[OnDefect] = None, name: Optional[str] = None) -> None:
         self._reader = open_reader(source, offset, verify)
-        self.path = self._reader.path
+        self.path = name if name is not None else self._reader.path
         self.types = frozenset(types) if types is not None else None
         self.verify = verify
         self.parse_http = parse_http
@@ -493,7 +495,7 @@ class ArchiveIterator:
             reader.member_begin(rec.offset)
         if end is None or (end > 0 and len(unit.read(end - 1, 1)) < 1):
             if end is not None:
-                self._short_content(rec, reader.member_produced)
+                self._short_content(rec, unit.seg + reader.member_produced)
             self._report_note(rec)
             self._member_done(rec)
             return
@@ -611,6 +613,8 @@ class ArchiveIterator:
         # look for it from a little before the record's end on
         base = max(unit.base + rec._block, at - LOOKBACK)
         found = self._find_member(base) if self.gzip else find_record(read, base)
+        if (found is None or found > at) and not self.gzip and record_line(line, True) is not None:
+            found = at   # it begins right where this one ends, though not at a line start
         if found == at and rec._note is None:   # the next record right after this one: no blank line between
             self._sink.add(rec.offset, skind, f"record is not followed by {word}: the next record begins "
                                                   "right after it", f"reading on at byte {at}")
@@ -631,8 +635,8 @@ class ArchiveIterator:
 
 def open(source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,  # noqa: A001
          parse_http: bool = True, offset: Optional[int] = None, strict: bool = False,
-         on_defect: Optional[OnDefect] = None) -> ArchiveIterator:
+         on_defect: Optional[OnDefect] = None, name: Optional[str] = None) -> ArchiveIterator:
     """Iterate the records of a WARC/ARC file: plain, gzip or Zstandard (told by its first bytes)."""
     return ArchiveIterator(source, types=types, verify=verify, parse_http=parse_http, offset=offset,
-                           strict=strict, on_defect=on_defect)
+                           strict=strict, on_defect=on_defect, name=name)
 

@@ -51,28 +51,35 @@ class Unit:
             return data + self.read(self.seg, n - len(data)) if len(data) < n else data
         data = self.reader.member_read(pos - self.seg, n)
         while len(data) < n and self.limit is not None and pos + len(data) < self.limit and self.extend is not None:
-            tail = self._tail(pos, data)   # before extend leaves the member
-            if not self.extend(self, pos + len(data)):
+            end = self.seg + self.reader.member_produced   # a short read: the member is at its end
+            if pos + len(data) < end:
+                break
+            tail = self._tail(pos, data, end)   # before extend leaves the member
+            if not self.extend(self, end):
                 break
             self.hist = tail
-            self.seg = pos + len(data)
-            data += self.reader.member_read(0, n - len(data))
+            self.seg = end
+            data += self.reader.member_read(pos + len(data) - end, n - len(data))
         return data
 
-    def _tail(self, pos: int, data: bytes) -> bytes:
-        """The last HISTORY bytes of the unit up to the end of data (read at pos), as far back
-        as they can still be had: a member that is not streaming yet keeps all of its data."""
-        end = pos + len(data)
-        start = max(end - self.HISTORY, self.seg - len(self.hist))
-        if start >= pos:
-            return data[start - pos:]
+    def _tail(self, pos: int, data: bytes, end: int) -> bytes:
+        """The last HISTORY bytes of the unit before end, the end of the current member (data,
+        read at pos, ends there if it is not empty), as far back as they can still be had: a
+        member that is not streaming yet keeps all of its data."""
         h0 = self.seg - len(self.hist)
-        before = self.hist[start - h0:] if start < self.seg else b""
-        try:
-            before += self.reader.member_read(max(start, self.seg) - self.seg, pos - max(start, self.seg))
-        except (ArchiveError, ValueError):   # a streaming member cannot go back
-            return data[-self.HISTORY:]
-        return (before + data)[-self.HISTORY:] if len(before) == pos - start else data[-self.HISTORY:]
+        start = max(end - self.HISTORY, h0)
+        if data and start >= pos:
+            return data[start - pos:]
+        upto = pos if data else end   # [start, upto) is read again: from hist, then from the member
+        before = self.hist[start - h0 : upto - h0] if start < self.seg else b""
+        if upto > self.seg:
+            try:
+                at = max(start, self.seg)
+                before += self.reader.member_read(at - self.seg, upto - at)
+            except (ArchiveError, ValueError):   # a streaming member cannot go back
+                return data[-self.HISTORY:]
+        whole = before + data
+        return whole[-self.HISTORY:] if len(whole) == end - start else data[-self.HISTORY:]
 
 
 class RecordOwner(Protocol):
@@ -189,6 +196,8 @@ class PayloadStream(io.RawIOBase):
         n = min(n, left)
         if n <= 0:
             return b""
+        if rec._finished and rec._unit.gz and not rec._unit.reader.seekable:
+            raise ValueError("a stream cannot go back: read a record's payload before its length")
         data = rec._unit.read(self._pos, n)
         self._pos += len(data)
         if len(data) < n and rec._content_end is not None:
