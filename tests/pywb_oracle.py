@@ -513,8 +513,10 @@ def pywb_rewrite() -> Iterator[PywbRewrite]:
     "statusline": S, "headers": [[name, value]...], "content_rw": B, "accept_encoding": A}``
         ``DefaultHeaderRewriter`` over those HTTP headers, as ``DefaultRewriter.__call__`` runs it
         for a response whose content is (``content_rw``) or is not read to be rewritten, with the
-        client's Accept-Encoding ``A`` (None: absent): ``headers``, ``statusline``,
-        ``is_chunked``, ``is_content_rw`` (after the Accept-Encoding check).
+        client's Accept-Encoding ``A`` (None: absent): ``headers``, ``statusline``, ``protocol``,
+        ``is_chunked``, ``is_content_rw`` (after the Accept-Encoding check) and ``fields``: for
+        each input field, the list of fields ``rewrite_header`` made of it (``headers`` is their
+        concatenation, plus Service-Worker-Allowed under ``sw_``).
     ``{"op": "content", ...the same, "payload": BASE64, "url": TARGET}``
         the whole of ``DefaultRewriter()(record, ...)`` over a response record of those headers
         and payload (as stored): ``headers``, ``statusline``, ``is_rw`` (a content rewriter ran)
@@ -606,11 +608,17 @@ def _child_headers(req: dict) -> dict:
             ce = http.get_header("Content-Encoding")
             if ce and ce not in (req.get("accept_encoding") or ""):
                 rwinfo.is_content_rw = True
-        out = DefaultRewriter.DEFAULT_REWRITERS["header"](rwinfo)()
+        header_rw = DefaultRewriter.DEFAULT_REWRITERS["header"](rwinfo)
+        out = header_rw()
+        fields = []
+        for name, value in http.headers:   # what rewrite_header makes of each field, as __call__ runs it
+            got = header_rw.rewrite_header(name, value, header_rw.header_rules.get(name.lower()))
+            fields.append([list(h) for h in (got if isinstance(got, list) else [got] if got else [])])
     except Exception as e:
         return _err(e)
     return {"ok": True, "headers": [list(h) for h in out.headers], "statusline": out.statusline,
-            "is_chunked": rwinfo.is_chunked, "is_content_rw": rwinfo.is_content_rw}
+            "protocol": out.protocol, "fields": fields, "is_chunked": rwinfo.is_chunked,
+            "is_content_rw": rwinfo.is_content_rw}
 
 
 def _child_content(req: dict, rewriter) -> dict:

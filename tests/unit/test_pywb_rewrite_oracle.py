@@ -60,6 +60,12 @@ def test_headers(pywb):
     assert a["headers"] == [["X-Archive-Orig-Connection", "close"], ["Location", "/warc/20171226/http://example.com/other.html"],
                             ["Content-Encoding", "gzip"], ["X-Archive-Orig-Transfer-Encoding", "chunked"]]
     assert (a["is_chunked"], a["is_content_rw"]) == (True, False)
+    assert a["fields"] == [[h] for h in a["headers"]] and a["protocol"] == "HTTP/1.1"
+    c = pywb.one({"op": "headers", "page": "20171226mp_/http://example.com/", "prefix": "/warc/", "statusline": "200 OK",
+                  "headers": [["Set-Cookie", "a=b; Path=/; HttpOnly"], ["Set-Cookie", "bad@name=1"], ["Date", "x"]],
+                  "content_rw": False, "accept_encoding": None})
+    assert [len(f) for f in c["fields"]] == [8, 0, 1]   # one per modifier, none, one
+    assert c["headers"] == c["fields"][0] + c["fields"][2]
     b = pywb.one({"op": "headers", "page": "20171226/http://example.com/", "prefix": "/warc/", "statusline": "200 OK",
                   "headers": [["Content-Encoding", "gzip"], ["Content-Length", "9"]], "content_rw": False, "accept_encoding": None})
     assert b["headers"] == [["X-Archive-Orig-Content-Encoding", "gzip"], ["X-Archive-Orig-Content-Length", "9"]]
