@@ -1,0 +1,271 @@
+"""Replay through the ASGI app (warchive.replay.app): the bodies and headers a visitor gets for
+mementos, TimeGates, top frames, ranges, POSTs, queries and errors.
+
+The collection is built here with warcio (tests/warcgen.py): the payloads, dates and URLs the
+assertions compare against are the ones written into the WARC, not anything warchive computed.
+"""
+
+from __future__ import annotations
+
+import re
+from email.utils import format_datetime, parsedate_to_datetime
+
+import pytest
+from starlette.testclient import TestClient
+
+from warcgen import rid, w_http, write_warc
+from warchive.collection import Collection
+from warchive.replay.app import create_app
+
+D1, D2, D3 = "2020-01-01T00:00:00Z", "2021-06-15T12:00:00Z", "2022-12-31T23:59:59Z"
+TS1, TS2, TS3 = "20200101000000", "20210615120000", "20221231235959"
+
+
+def page(n: int) -> bytes:
+    return (f"<!doctype html><html><head><title>Page {n}</title></head>"
+            f"<body><p>version {n}</p><img src=\"/logo.png\"></body></html>").encode()
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
+VIDEO = bytes((i * 7) % 251 for i in range(300_000))
+EVIL_URL = 'http://example.com/q?x="><script>alert(1)</script>'
+
+
+def resp(name, uri, date, body, ctype="text/html; charset=utf-8", status="200 OK", extra=()):
+    headers = [("Content-Type", ctype), ("Content-Length", str(len(body)))] + list(extra)
+    return w_http("response", name, uri, "HTTP/1.1", status, headers, body, date=date)
+
+
+def req(name, uri, date, method="GET", body=b"", ctype=None, concurrent=None):
+    path = "/" + uri.split("/", 3)[3] if uri.count("/") >= 3 else "/"
+    h = [("Host", uri.split("/")[2])]
+    if ctype:
+        h.append(("Content-Type", ctype))
+    if body:
+        h.append(("Content-Length", str(len(body))))
+    extra = {"WARC-Concurrent-To": rid(concurrent)} if concurrent else {}
+    return w_http("request", name, uri, method, f"{path} HTTP/1.1", h, body, date=date, **extra)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    d = tmp_path_factory.mktemp("replay")
+    recs = [resp("p1", "http://example.com/", D1, page(1)),
+            resp("p2", "http://example.com/", D2, page(2)),
+            resp("p3", "http://example.com/", D3, page(3)),
+            resp("logo", "http://example.com/logo.png", D1, PNG, "image/png"),
+            resp("video", "http://example.com/v.mp4", D1, VIDEO, "video/mp4"),
+            resp("redir", "http://example.com/old", D1, b"", status="301 Moved Permanently",
+                 extra=[("Location", "http://example.com/")]),
+            resp("evil", EVIL_URL, D1, b"<html><head><title>\"><script>alert(2)</script></title></head></html>"),
+            req("post/req", "http://example.com/form", D2, "POST", b"q=archive&n=1",
+                "application/x-www-form-urlencoded"),
+            w_http("response", "post/resp", "http://example.com/form", "HTTP/1.1", "200 OK",
+                   [("Content-Type", "text/plain"), ("Content-Length", "11")], b"posted: yes", date=D2,
+                   **{"WARC-Concurrent-To": rid("post/req")}),
+            resp("get-form", "http://example.com/form", D1, b"the form", "text/plain")]
+    write_warc(d, "site", recs)
+    Collection.init(str(d / "colls" / "web")).add([str(d / "site.warc.gz")])
+    return d / "colls"
+
+
+@pytest.fixture()
+def client(root):
+    return TestClient(create_app(str(root)))
+
+
+@pytest.fixture()
+def frameless(root):
+    return TestClient(create_app(str(root), framed_replay=False))
+
+
+def _link_rels(link):
+    """{rel: (url, datetime)} of a Link header."""
+    out = {}
+    for m in re.finditer(r'<([^>]*)>((?:;\s*[a-z]+="[^"]*")*)', link):
+        params = dict(re.findall(r'([a-z]+)="([^"]*)"', m.group(2)))
+        out[params["rel"]] = (m.group(1), params.get("datetime"))
+    return out
+
+
+def test_id_gives_the_archived_bytes_and_headers(client):
+    r = client.get(f"/web/{TS1}id_/http://example.com/logo.png")
+    assert r.status_code == 200
+    assert r.content == PNG
+    assert r.headers["content-type"] == "image/png"
+    assert r.headers["content-length"] == str(len(PNG))
+    assert "content-security-policy" not in r.headers      # id_: as archived
+
+
+def test_a_memento_has_its_datetime_and_neighbours(frameless):
+    r = frameless.get(f"/web/{TS2}/http://example.com/")
+    assert r.status_code == 200
+    assert parsedate_to_datetime(r.headers["memento-datetime"]) == parsedate_to_datetime("Tue, 15 Jun 2021 12:00:00 GMT")
+    rels = _link_rels(r.headers["link"])
+    assert rels["original"][0] == "http://example.com/"
+    assert rels["timegate"][0].endswith("/web/http://example.com/")
+    assert rels["timemap"][0].endswith("/web/timemap/link/http://example.com/")
+    assert rels["memento"][0].endswith(f"/web/{TS2}/http://example.com/")
+    assert rels["first memento"][0].endswith(f"/web/{TS1}/http://example.com/")
+    assert rels["last memento"][0].endswith(f"/web/{TS3}/http://example.com/")
+    assert parsedate_to_datetime(rels["first memento"][1]).year == 2020
+    assert b"version 2" in r.content
+
+
+def test_the_page_gets_the_client_script_after_head_and_is_otherwise_whole(frameless):
+    r = frameless.get(f"/web/{TS1}mp_/http://example.com/")
+    body = r.content
+    i = body.index(b"<head>") + len(b"<head>")
+    assert body[i:].startswith(b'<script type="application/json" id="wa-replay-info">')
+    script_end = body.index(b"wa_client.js\"></script>", i) + len(b"wa_client.js\"></script>")
+    assert body[:i] + body[script_end:] == page(1)   # (until URL rewriting lands in the kernel)
+    assert r.headers["content-length"] == str(len(body))
+    csp = r.headers["content-security-policy"]
+    assert "'self'" in csp and "http:" not in csp and "*" not in csp.replace("'unsafe-eval'", "")
+
+
+def test_timegate_answers_the_closest_to_accept_datetime(frameless):
+    when = format_datetime(parsedate_to_datetime("Mon, 01 Jun 2021 00:00:00 GMT"), usegmt=True)
+    r = frameless.get("/web/mp_/http://example.com/", headers={"Accept-Datetime": when})
+    assert r.status_code == 200 and b"version 2" in r.content
+    assert r.headers["vary"] == "accept-datetime"
+    assert r.headers["content-location"].endswith(f"/web/{TS2}mp_/http://example.com/")
+    r = frameless.get("/web/mp_/http://example.com/")
+    assert b"version 3" in r.content            # no Accept-Datetime: the latest
+
+
+def test_accept_datetime_is_ignored_with_a_timestamp_and_bad_ones_are_400(frameless):
+    r = frameless.get(f"/web/{TS1}mp_/http://example.com/", headers={"Accept-Datetime": "Sat, 31 Dec 2022 23:59:59 GMT"})
+    assert b"version 1" in r.content and "vary" not in r.headers
+    r = frameless.get("/web/mp_/http://example.com/", headers={"Accept-Datetime": "yesterday"})
+    assert r.status_code == 400
+
+
+def test_redirect_to_exact(root):
+    c = TestClient(create_app(str(root), framed_replay=False, redirect_to_exact=True))
+    r = c.get("/web/2021mp_/http://example.com/", follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"].endswith(f"/web/{TS2}mp_/http://example.com/")
+    r = c.get(f"/web/{TS2}mp_/http://example.com/", follow_redirects=False)
+    assert r.status_code == 200 and b"version 2" in r.content
+    r = c.get("/web/http://example.com/", follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"].endswith(f"/web/{TS3}/http://example.com/")
+    assert r.headers["vary"] == "accept-datetime"
+
+
+def test_an_unknown_url_is_404_without_memento_headers(frameless):
+    r = frameless.get("/web/2020mp_/http://example.com/never")
+    assert r.status_code == 404
+    assert "memento-datetime" not in r.headers and "link" not in r.headers
+
+
+def test_an_archived_redirect_stays_a_redirect_into_the_archive(frameless):
+    r = frameless.get(f"/web/{TS1}mp_/http://example.com/old", follow_redirects=False)
+    assert r.status_code == 301
+    assert r.headers["location"].endswith(f"/web/{TS1}mp_/http://example.com/")
+
+
+@pytest.mark.parametrize("rng, start, end", [("bytes=0-99", 0, 99), ("bytes=1000-", 1000, len(VIDEO) - 1),
+                                             ("bytes=-500", len(VIDEO) - 500, len(VIDEO) - 1),
+                                             ("bytes=299990-400000", 299990, len(VIDEO) - 1)])
+def test_range_requests_get_206_slices_of_the_payload(frameless, rng, start, end):
+    r = frameless.get(f"/web/{TS1}mp_/http://example.com/v.mp4", headers={"Range": rng})
+    assert r.status_code == 206
+    assert r.content == VIDEO[start:end + 1]
+    assert r.headers["content-range"] == f"bytes {start}-{end}/{len(VIDEO)}"
+
+
+def test_an_unsatisfiable_range_is_416(frameless):
+    r = frameless.get(f"/web/{TS1}id_/http://example.com/v.mp4", headers={"Range": f"bytes={len(VIDEO)}-"})
+    assert r.status_code == 416 and r.headers["content-range"] == f"bytes */{len(VIDEO)}"
+
+
+def test_a_post_replays_the_post_capture_and_a_get_the_get(frameless):
+    r = frameless.post(f"/web/{TS2}mp_/http://example.com/form", content=b"q=archive&n=1",
+                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 200 and r.content == b"posted: yes"
+    r = frameless.get(f"/web/{TS2}mp_/http://example.com/form")
+    assert r.content == b"the form"
+
+
+def test_the_top_frame_holds_the_banner_and_the_content_frame(client):
+    r = client.get(f"/web/{TS2}/http://example.com/")
+    assert r.status_code == 200
+    html = r.text
+    m = re.search(r'<iframe id="wa-frame"[^>]* src="([^"]+)"[^>]*sandbox="([^"]+)"', html)
+    assert m and m.group(1).endswith(f"/web/{TS2}mp_/http://example.com/")
+    assert "allow-same-origin" not in m.group(2)     # the page cannot reach the banner
+    assert f"/web/{TS1}/http://example.com/" in html  # previous capture
+    assert f"/web/{TS3}/http://example.com/" in html  # next capture
+    assert "3 captures" in html
+
+
+def test_a_hostile_url_or_title_cannot_inject_into_our_pages(client):
+    for path in (f"/web/{TS1}/{EVIL_URL}", f"/web/*/{EVIL_URL}", "/web/*/example.com/*"):
+        r = client.get(path)
+        assert r.status_code == 200, path
+        assert "<script>alert" not in r.text, path
+
+
+def test_the_calendar_and_the_url_list(client):
+    r = client.get("/web/*/example.com/")
+    for ts in (TS1, TS2, TS3):
+        assert f"/web/{ts}/http://example.com/" in r.text
+    r = client.get("/web/*/example.com/*")
+    for u in ("http://example.com/logo.png", "http://example.com/v.mp4", "http://example.com/old"):
+        assert u in r.text
+
+
+def raw_get(app, raw_path: bytes):
+    """GET a path exactly as given (an HTTP client would normalise its dot segments)."""
+    import asyncio
+    path, _, qs = raw_path.partition(b"?")
+    scope = {"type": "http", "method": "GET", "scheme": "http", "path": path.decode("latin-1"), "raw_path": path,
+             "query_string": qs, "root_path": "", "headers": [(b"host", b"testserver")],
+             "server": ("testserver", 80), "http_version": "1.1"}
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(msg):
+        sent.append(msg)
+    asyncio.run(app(scope, receive, send))
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+
+@pytest.mark.parametrize("path", [b"/../web/cdx?url=x", b"/%2e%2e/web/", b"/..%2fweb/", b"/.hidden/",
+                                  b"/web%2f..%2f../", b"/%2Fetc/passwd", b"/web/%2e%2e/%2e%2e/etc/passwd",
+                                  b"/web/../../etc/passwd", b"/web/19990101id_/file:///etc/passwd",
+                                  b"/web/cdx/../../../etc/passwd", b"/static/../config.py", b"/static/%2e%2e/app.py"])
+def test_paths_never_leave_the_collections(root, path):
+    status, body = raw_get(create_app(str(root)), path)
+    assert status in (400, 404), path
+    assert b"root:" not in body and b"import" not in body
+
+
+def test_collections_home_and_static(client):
+    assert "web" in client.get("/").text
+    assert client.get("/web/").status_code == 200
+    r = client.get("/web/?url=example.com/&matchType=exact", follow_redirects=False)
+    assert r.status_code == 302 and r.headers["location"] == "/web/*/example.com/"
+    assert client.get("/static/wa_client.js").status_code == 200
+    assert client.get("/static/../app.py").status_code == 404
+    assert client.get("/nope/").status_code == 404
+
+
+def test_timemap_link(client):
+    r = client.get("/web/timemap/link/http://example.com/")
+    assert r.status_code == 200 and r.headers["content-type"] == "application/link-format"
+    rels = [m.group(1) for m in re.finditer(r'rel="([^"]+)"', r.text)]
+    assert rels[:3] == ["self", "timegate", "original"] and rels.count("memento") == 3
+    assert client.get("/web/timemap/link/http://example.com/never").status_code == 404
+
+
+def test_the_app_mounts_under_a_prefix(root):
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    outer = Starlette(routes=[Mount("/archive", app=create_app(str(root), framed_replay=False))])
+    c = TestClient(outer)
+    r = c.get(f"/archive/web/{TS1}mp_/http://example.com/")
+    assert r.status_code == 200 and b"version 1" in r.content
+    assert b'"prefix":"http://testserver/archive/web/"' in r.content
