@@ -7,9 +7,10 @@ and for doubtful types the first bytes of the body), and the streaming rewriter 
     out = rw.feed(chunk) ... + rw.close()
 
 A body rewriter is fed the payload in pieces and gives back bytes as soon as it can; every byte
-it does not rewrite comes out as it went in. The HTML, CSS and JS rewriters are
-warchive.replay.html's (over the ext/html_rewrite kernel); until a type has one, its body is
-passed through, with the head insert for HTML.
+it does not rewrite comes out as it went in. The HTML and CSS rewriters are
+warchive.replay.html's (over the ext/html_rewrite kernel), the JavaScript one
+warchive.replay.js's; until a type has one, its body is passed through, with the head insert
+for HTML.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Protocol
 
+from .js import JsRewriter
 from .urls import UrlRewriter
 
 # pywb's DefaultRewriter.rewrite_types: mime type -> text type ('guess-*': decided by the body)
@@ -167,6 +169,8 @@ def body_rewriter(kind: Optional[str], rewriter: UrlRewriter, *, charset: Option
     """The streaming rewriter of a body of text type ``kind`` (see ``text_type``)."""
     if kind == "html":
         return HeadInsert(head_insert)
+    if kind == "js":
+        return JsRewriter(rewriter.page.url)
     return PassThrough()
 
 
