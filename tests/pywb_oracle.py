@@ -517,6 +517,10 @@ def pywb_rewrite() -> Iterator[PywbRewrite]:
         ``is_chunked``, ``is_content_rw`` (after the Accept-Encoding check) and ``fields``: for
         each input field, the list of fields ``rewrite_header`` made of it (``headers`` is their
         concatenation, plus Service-Worker-Allowed under ``sw_``).
+    ``{"op": "js_location", "text": T, "prefix": P}``
+        pywb's ``JSLocationRewriterRules(P)`` (its location-only JS rewriter) over the text T:
+        ``edits``, a [start, end, replacement] for each match its ``RegexRewriter`` replaces, and
+        ``result``, its ``rewrite(T)``.
     ``{"op": "content", ...the same, "payload": BASE64, "url": TARGET}``
         the whole of ``DefaultRewriter()(record, ...)`` over a response record of those headers
         and payload (as stored): ``headers``, ``statusline``, ``is_rw`` (a content rewriter ran)
@@ -621,6 +625,19 @@ def _child_headers(req: dict) -> dict:
             "is_content_rw": rwinfo.is_content_rw}
 
 
+def _child_js_location(req: dict) -> dict:
+    from pywb.rewrite.regex_rewriters import JSLocationRewriterRules, RegexRewriter
+    try:
+        class Rewriter(RegexRewriter):
+            rules_factory = JSLocationRewriterRules(req.get("prefix", "WB_wombat_"))
+        rw = Rewriter(None)
+        text = req["text"]
+        edits = [[m.start(), m.end(), rw.replace(m)] for m in rw.regex.finditer(text)]
+        return {"ok": True, "edits": edits, "result": rw.rewrite(text)}
+    except Exception as e:
+        return _err(e)
+
+
 def _child_content(req: dict, rewriter) -> dict:
     import io
 
@@ -659,7 +676,7 @@ def _child_rewrite_main() -> int:
     from pywb.rewrite.default_rewriter import DefaultRewriter
     rewriter = DefaultRewriter()
     ops = {"wburl": _child_wburl, "rewrite": _child_rewrite, "deprefix": _child_deprefix,
-           "new_url": _child_new_url, "headers": _child_headers,
+           "new_url": _child_new_url, "headers": _child_headers, "js_location": _child_js_location,
            "content": lambda req: _child_content(req, rewriter)}
     for line in sys.stdin:
         answers = []
