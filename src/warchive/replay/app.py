@@ -43,6 +43,11 @@ log = logging.getLogger("warchive.serve")
 Scope = Dict[str, Any]
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 URL_LIST_LIMIT = 1000
+# The top frame's: the banner loads its own assets only, and its iframe may show the archive
+# only (frame-src, added with the replay host): a page that navigates its frame to the live web
+# is stopped by the browser before a request leaves.
+FRAME_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+             "object-src 'none'; base-uri 'none'; form-action 'self'")
 TIMEMAP_TYPES = {"link": "application/link-format", "json": "text/x-ndjson", "cdxj": "text/x-cdxj"}
 
 
@@ -128,7 +133,10 @@ class ReplayApp:
             body = b"".join(parts)
         req = Request(method, headers, _host_prefix(scope, headers), scope.get("root_path", "").rstrip("/"), body)
         try:
-            reply = self.route(_raw_path(scope), query_string(scope), req)
+            if method == "OPTIONS" and "access-control-request-method" in headers:
+                reply = self._preflight(headers)
+            else:
+                reply = self.route(_raw_path(scope), query_string(scope), req)
         except Exception:
             log.exception("answering %s %s", method, scope.get("path"))
             reply = self._error(req, 500, "Server error", "the server failed answering this request (see its log)")
@@ -149,6 +157,20 @@ class ReplayApp:
             await send({"type": "http.response.body", "body": pending or b""})
         finally:
             reply.close()
+
+    def _preflight(self, headers: Mapping[str, str]) -> Reply:
+        """A CORS preflight: a page in the sandboxed frame (an opaque origin) asking to send a
+        script's request with other methods or headers than a simple one (pywb has none: such
+        requests fail there). Allowed as asked when the frame is sandboxed; else refused."""
+        if self.config.replay_host or not self.config.framed_replay:
+            return Reply(403, [("Content-Length", "0")])
+        allow = [("Access-Control-Allow-Origin", "*"), ("Access-Control-Max-Age", "600"),
+                 ("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"),
+                 ("Content-Length", "0")]
+        asked = headers.get("access-control-request-headers", "")
+        if asked:
+            allow.append(("Access-Control-Allow-Headers", asked))
+        return Reply(204, allow)
 
     # ------------------------------------------------------------------ routing
     def static_url(self, req: Request) -> str:
@@ -297,7 +319,9 @@ class ReplayApp:
                           content_url=str(f["content_url"]), full_prefix=full, static=self.static_url(req),
                           coll_url=f"{req.app_prefix}/{quote(served.name)}/", banner=self.config.banner,
                           sandboxed=not self.config.replay_host, resources=resources)
-        return _html(200, body, extra=[h for h in reply.headers if h[0].lower() != "content-type"])
+        csp = f"{FRAME_CSP}; frame-src 'self'{' ' + self.config.replay_host if self.config.replay_host else ''}"
+        return _html(200, body, extra=[h for h in reply.headers if h[0].lower() != "content-type"] +
+                     [("Content-Security-Policy", csp)])
 
     def _static_file(self, name: str, req: Request) -> Reply:
         hit = self.static.files.get(name)

@@ -54,8 +54,10 @@ CHUNK = 64 * 1024
 BUFFER_REWRITTEN = 4 * 1024 * 1024
 LATEST = "99991231235959"
 
-# pywb's default, with 'self' the replay origin: nothing from elsewhere loads, forms post home
-CSP = ("default-src 'unsafe-eval' 'unsafe-inline' 'self' data: blob: mediastream: ws: wss:; "
+# pywb's default, with 'self' the replay origin: nothing from elsewhere loads, forms post home;
+# without pywb's ws: and wss:, which would let a page's socket reach the live web (the archive
+# has no sockets: the client script fails them at once)
+CSP = ("default-src 'unsafe-eval' 'unsafe-inline' 'self' data: blob: mediastream:; "
        "form-action 'self'")
 
 
@@ -247,7 +249,7 @@ class Replayer:
         if kind is None:
             out: Iterator[bytes] = _pieces(payload)
         else:
-            insert = self.head_insert(served, page, full, cap_ts) if kind == "html" else b""
+            insert = self.head_insert(served, page, full, cap_ts) if kind == "html" and not _is_script_fetch(req) else b""
             out = _rewritten(payload, body_rewriter(kind, rewriter, charset=charset_of(ctype), head_insert=insert))
         held: List[bytes] = []
         size = 0
@@ -299,6 +301,13 @@ class Replayer:
         head += [("Content-Range", f"bytes {start}-{end}/{total}"), ("Content-Length", str(end - start + 1)),
                  ("Accept-Ranges", "bytes")]
         return Reply(206, head, _exactly(payload, end - start + 1), close, capture)
+
+
+def _is_script_fetch(req: Request) -> bool:
+    """A page's script fetching (fetch, XHR): HTML it gets is data, not a page to run the
+    client in (pywb's ``is_ajax``)."""
+    h = req.headers
+    return h.get("sec-fetch-dest") == "empty" or h.get("x-requested-with") == "XMLHttpRequest"
 
 
 def _closest(caps: List[Capture], ts: str) -> Optional[Capture]:

@@ -58,6 +58,9 @@
     if (ev.source !== frame.contentWindow) return;
     var d = ev.data;
     if (!d || d.wa !== "location" || typeof d.url !== "string" || typeof d.timestamp !== "string") return;
+    // the frame is the archived page's to script: a URL it tells becomes a link here, so only
+    // a web URL and a timestamp of digits are taken (a javascript: URL would run in the banner)
+    if (!/^(https?|ftp):\/\//i.test(d.url) || !/^\d{1,14}$/.test(d.timestamp)) return;
     show(d.url, d.timestamp, typeof d.title === "string" ? d.title : "");
   });
   window.addEventListener("popstate", function () { /* the frame keeps its own history */ });

@@ -413,7 +413,7 @@
     return u.lastIndexOf(prefix, 0) === 0 || (!!staticPrefix && u.lastIndexOf(staticPrefix, 0) === 0);
   }
   // A URL a page's script hands to the browser, as it must be to load from the archive.
-  function rw(url, mod) {
+  function rw(url, mod, forceAbs) {
     if (url === null || url === undefined) return url;
     url = String(url);
     if (inArchive(url) || url.lastIndexOf("//" + hostPort + relPrefix, 0) === 0 ||
@@ -421,7 +421,9 @@
     if (url.lastIndexOf(origin + "/", 0) === 0) url = url.slice(origin.length);   // resolved against an archival URL
     // relative URLs resolve in the archive as they are, unless a <base> the server did not
     // rewrite points the document at the live web
-    return current().rewrite(url, mod, !inArchive(baseOf.call(D) || ""));
+    var out = current().rewrite(url, mod, forceAbs || !inArchive(baseOf.call(D) || ""));
+    // absolute, as a live <base> would take a root-relative URL out of the archive
+    return out[0] === "/" ? (out[1] === "/" ? realLoc.protocol : origin) + out : out;
   }
   function resolveOriginal(url) {
     try { return new URL(String(url), originalBase()).href; } catch (e) { return String(url); }
@@ -586,7 +588,7 @@
     if (typeof Native !== "function") return;
     var Wrapped = function (url, opts) {
       if (!new.target) return Native.apply(this, arguments);
-      var u = rw(url, mod);
+      var u = rw(url, mod, true);   // relative too: a worker's script must come with its modifier
       try { return arguments.length > 1 ? new Native(u, opts) : new Native(u); }
       catch (e) { if (fallback && e && e.name === "SecurityError") return fallback(Native, u, opts); throw e; }
     };
@@ -605,7 +607,7 @@
   }
   wrapCtor("Worker", "wkr_", blobWorker);
   wrapCtor("SharedWorker", "wkr_", blobWorker);
-  wrapCtor("EventSource", undefined, null);
+  wrapCtor("EventSource", pageMod, null);
   try {
     var SWC = W.ServiceWorkerContainer && W.ServiceWorkerContainer.prototype;
     if (SWC) patch(SWC, "register", function (orig) {
