@@ -57,8 +57,11 @@ LOOKAHEAD = 64       # white space looked through after a word
 REGEX_LIMIT = 4096   # a `/` whose literal does not end within this many characters is a division
 
 _WORDS = "location|top|parent|import"
-_CODE = re.compile(r"[\"'`/]|(?<![\w$#])(?:" + _WORDS + r")(?![\w$])")
-_CODE_IN_TEMPLATE = re.compile(r"[\"'`/{}]|(?<![\w$#])(?:" + _WORDS + r")(?![\w$])")
+# what code mode looks for: a whole string or block comment first (one match for the common
+# case), else the character that opens a literal, a brace (in a template's ${}), a word
+_WHOLE = (r"\"(?:[^\"\\\n\r]|\\(?:\r\n|[\s\S]))*\"|'(?:[^'\\\n\r]|\\(?:\r\n|[\s\S]))*'|/\*[\s\S]*?\*/|")
+_CODE = re.compile(_WHOLE + r"[\"'`/]|(?<![\w$#])(?:" + _WORDS + r")(?![\w$])")
+_CODE_IN_TEMPLATE = re.compile(_WHOLE + r"[\"'`/{}]|(?<![\w$#])(?:" + _WORDS + r")(?![\w$])")
 _STRING = {"'": re.compile(r"(?:[^'\\\n\r]|\\(?:\r\n|[\s\S]))*"),
            '"': re.compile(r'(?:[^"\\\n\r]|\\(?:\r\n|[\s\S]))*')}
 _TEMPLATE = re.compile(r"(?:[^`\\$]|\\[\s\S]|\$(?!\{))*")
@@ -204,6 +207,11 @@ class JsRewriter:
                 break
             c = m.group()
             a = m.start()
+            if len(c) > 1 and c[0] in "'\"/":     # a whole string or block comment
+                if self.record:
+                    self.literals.append((base + a, base + m.end()))
+                pos = done = m.end()
+                continue
             if c in ("'", '"', "`"):
                 self._begin_literal(base + a)
                 self._mode = {"'": SQ, '"': DQ, "`": TEMPLATE}[c]
