@@ -26,8 +26,6 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import parse_qsl, quote, unquote
 
-from starlette.datastructures import URL
-
 from ..errors import ArchiveError, CaptureNotFound
 from ..index.query import Answer
 from .client import STATIC
@@ -47,13 +45,10 @@ TIMEMAP_TYPES = {"link": "application/link-format", "json": "text/x-ndjson", "cd
 
 
 def query_string(scope: Scope) -> str:
-    """The request's query string, as Starlette's ``request.url.query`` gives it, without
-    building the URL (a tenth of a request's time): urlsplit drops tabs and line breaks and
-    ends the query at `#`, so a query string holding one is left to Starlette."""
-    qs: str = scope.get("query_string", b"").decode()
-    if "#" in qs or "\t" in qs or "\n" in qs or "\r" in qs:
-        return str(URL(scope=scope).query)
-    return qs
+    """The request's query string as the client sent it (as WSGI's QUERY_STRING, which pywb
+    reads: bytes as Latin-1 characters)."""
+    qs: bytes = scope.get("query_string", b"")
+    return qs.decode("latin-1")
 
 
 def _raw_path(scope: Scope) -> str:
