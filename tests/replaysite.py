@@ -1,6 +1,7 @@
 """A small archived site for replay tests, written with warcio (tests/warcgen.py): three captures
-of one page, an image, a video-sized body, a redirect, a page whose URL and title hold markup, and
-a form captured by GET and by POST (its request body indexed as pywb's wb-manager indexes it).
+of one page, an image, a video-sized body, a redirect, a page whose URL and title hold markup, a directory page (docs/), and
+a form captured by GET and by POST, screenshots of the page (ours and
+Browsertrix Crawler's urn:view:) (its request body indexed as pywb's wb-manager indexes it).
 
 The payloads, dates and URLs here are what replay tests compare against: they are what was
 written, never what warchive read back.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from warcgen import rid, w_http, write_warc
+from warcgen import rid, w_block, w_http, write_warc
 
 D1, D2, D3 = "2020-01-01T00:00:00Z", "2021-06-15T12:00:00Z", "2022-12-31T23:59:59Z"
 TS1, TS2, TS3 = "20200101000000", "20210615120000", "20221231235959"
@@ -25,6 +26,8 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
 VIDEO = bytes((i * 7) % 251 for i in range(300_000))
 EVIL_URL = 'http://example.com/q?x="><script>alert(1)</script>'
 POST_BODY = b"q=archive&n=1"
+SHOT = b"\x89PNG\r\n\x1a\n" + b"screenshot of the page" * 10     # a screenshot (associated resource)
+VIEW = b"\x89PNG\r\n\x1a\n" + b"browsertrix view" * 10
 
 
 def resp(name, uri, date, body, ctype="text/html; charset=utf-8", status="200 OK", extra=()):
@@ -55,7 +58,11 @@ def records() -> list:
             w_http("response", "post/resp", "http://example.com/form", "HTTP/1.1", "200 OK",
                    [("Content-Type", "text/plain"), ("Content-Length", "11")], b"posted: yes", date=D2,
                    **{"WARC-Concurrent-To": rid("post/req")}),
-            resp("get-form", "http://example.com/form", D1, b"the form", "text/plain")]
+            resp("get-form", "http://example.com/form", D1, b"the form", "text/plain"),
+            resp("docs", "http://example.com/docs/", D1, b"<p>the docs</p>"),
+            w_block("resource", "shot", "urn:screenshot:http://example.com/", "image/png", SHOT, date=D2,
+                    **{"WARC-JSON-Metadata": '{"viewport":[1280,800]}'}),
+            w_block("resource", "view", "urn:view:http://example.com/", "image/png", VIEW, date=D2)]
 
 
 def write_site(directory) -> Path:

@@ -33,7 +33,9 @@ PATHS = [f"{TS2}mp_/http://example.com/", f"{TS1}mp_/http://example.com/", f"{TS
          f"{TS1}id_/http://example.com/logo.png", f"{TS1}mp_/http://example.com/old",
          "2020mp_/http://example.com/never", "timemap/link/http://example.com/",
          "timemap/json/http://example.com/", "timemap/cdxj/http://example.com/",
-         "timemap/link/http://example.com/never", f"{TS2}/http://example.com/", "http://example.com/"]
+         "timemap/link/http://example.com/never", f"{TS2}/http://example.com/", "http://example.com/",
+         f"{TS2}mp_/http://example.com", f"{TS1}mp_/http://example.com/form/", f"{TS1}mp_/http://example.com/old/",
+         f"{TS1}mp_/http://example.com/docs", f"{TS1}mp_/http://example.com/docs?x=1"]
 
 
 @pytest.fixture(scope="module")

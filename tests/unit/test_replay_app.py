@@ -13,7 +13,7 @@ from email.utils import format_datetime, parsedate_to_datetime
 import pytest
 from starlette.testclient import TestClient
 
-from replaysite import EVIL_URL, PNG, TS1, TS2, TS3, VIDEO, page, write_site
+from replaysite import EVIL_URL, PNG, SHOT, TS1, TS2, TS3, VIDEO, VIEW, page, write_site
 from warchive.collection import Collection
 from warchive.replay.app import create_app
 
@@ -224,3 +224,41 @@ def test_the_app_mounts_under_a_prefix(root):
     r = c.get(f"/archive/web/{TS1}mp_/http://example.com/")
     assert r.status_code == 200 and b"version 1" in r.content
     assert b'"prefix":"http://testserver/archive/web/"' in r.content
+
+
+def test_the_banner_names_the_pages_screenshots_and_links_them(client):
+    html = client.get(f"/web/{TS2}/http://example.com/").text
+    links = dict((label, href) for href, label in
+                 re.findall(r'<a class="wa-res" href="([^"]+)"[^>]*>([^<]+)</a>', html))
+    assert len(links) == 2, html
+    got = {client.get(href.replace("&amp;", "&")).content for href in links.values()}
+    assert got == {SHOT, VIEW}
+    assert any(label.startswith("screenshot") for label in links)
+    assert any(label.startswith("view screenshot") for label in links)
+
+
+def test_with_a_replay_host_pages_run_on_their_own_origin(root):
+    app = create_app(str(root), replay_host="http://replay.test:9000")
+    main = TestClient(app, base_url="http://127.0.0.1:8080")
+    html = main.get(f"/web/{TS2}/http://example.com/").text
+    m = re.search(r'<iframe id="wa-frame"([^>]*)>', html)
+    assert f'src="http://replay.test:9000/web/{TS2}mp_/http://example.com/"' in m.group(1)
+    assert "sandbox" not in m.group(1)
+    for mod in ("mp_", "id_", "im_"):   # no archived bytes on the banner's origin
+        r = main.get(f"/web/{TS2}{mod}/http://example.com/", follow_redirects=False)
+        assert r.status_code == 307
+        assert r.headers["location"] == f"http://replay.test:9000/web/{TS2}{mod}/http://example.com/"
+    other = TestClient(app, base_url="http://replay.test:9000")
+    r = other.get(f"/web/{TS2}mp_/http://example.com/")
+    assert r.status_code == 200 and b"version 2" in r.content
+    assert "access-control-allow-origin" not in r.headers
+    r = other.get(f"/web/{TS2}/http://example.com/")   # no banner on the replay origin: the page itself
+    assert b"version 2" in r.content and b"wa-frame" not in r.content
+
+
+def test_a_missing_slash_is_redirected_as_pywb_does(frameless):
+    r = frameless.get(f"/web/{TS1}mp_/http://example.com/docs", follow_redirects=False)
+    assert r.status_code == 307
+    assert r.headers["location"].endswith(f"/web/{TS1}mp_/http://example.com/docs/")
+    r = frameless.get(f"/web/{TS1}mp_/http://example.com", follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"].endswith(f"/web/{TS1}mp_/http://example.com/")

@@ -32,7 +32,8 @@ from ..index.query import Answer
 from .client import STATIC
 from .collections import CollectionUnavailable, Collections, Served
 from .config import ReplayConfig
-from .pages import captures_page, collections_page, error_page, frame_page, home_page, urls_page
+from ..warc.screenshot import OTHER_PREFIXES, SCREENSHOT_PREFIX
+from .pages import captures_page, collections_page, error_page, frame_page, home_page, human_date, urls_page
 from .replayer import BadRequest, Reply, Replayer, Request
 from .screenshots import find_screenshots
 from .memento import TIMEMAP_TYPES, timemap_cdxj, timemap_headers, timemap_json, timemap_link
@@ -43,6 +44,7 @@ log = logging.getLogger("warchive.serve")
 Scope = Dict[str, Any]
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 URL_LIST_LIMIT = 1000
+RESOURCES_SHOWN = 4      # associated resources named in the banner, closest first
 
 
 def query_string(scope: Scope) -> str:
@@ -285,10 +287,14 @@ class ReplayApp:
         index = served.loader.index
         if index is not None and ts:
             try:
-                for c in find_screenshots(index, url, closest=ts)[:3]:
-                    resources.append((f"screenshot {c.timestamp}", full + str(ArchivalUrl(c.url or "", c.timestamp, "id_"))))
+                shots = find_screenshots(index, url, closest=ts, prefixes=(SCREENSHOT_PREFIX,) + OTHER_PREFIXES)
             except ArchiveError:
-                pass
+                shots = []
+            for c in shots[:RESOURCES_SHOWN]:
+                kind = (c.url or "urn:screenshot:").split(":", 2)[1]
+                label = "screenshot" if kind == "screenshot" else f"{kind} screenshot"
+                resources.append((f"{label} ({human_date(c.timestamp)})",
+                                  full + str(ArchivalUrl(c.url or "", c.timestamp, "id_"))))
         body = frame_page(coll=served.name, url=url, timestamp=ts, captures=f["captures"],
                           content_url=str(f["content_url"]), full_prefix=full, static=self.static_url(req),
                           coll_url=f"{req.app_prefix}/{quote(served.name)}/", banner=self.config.banner,

@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, cast
 
+from urllib.parse import urlsplit, urlunsplit
+
 from ..errors import ArchiveError, CaptureNotFound
 from ..index.capture import Capture
 from ..index.postbody import method_query
@@ -117,8 +119,13 @@ class Replayer:
                 except MementoError as e:
                     raise BadRequest(str(e)) from None
         rel, full, content_prefix = self.prefixes(served, req)
-        if self.config.framed_replay and aurl.modifier == "" and not self._frame_bypass(req):
+        host = self.config.replay_host
+        on_replay_host = host is not None and req.host_prefix.rstrip("/") == host
+        if self.config.framed_replay and aurl.modifier == "" and not self._frame_bypass(req) and not on_replay_host:
             return self._top_frame(served, aurl, timestamp, is_timegate, full, content_prefix)
+        if host is not None and not on_replay_host:
+            # an archived page never runs on the banner's origin: to the replay host with it
+            return Reply(307, [("Location", content_prefix + str(aurl)), ("Content-Length", "0")])
         return self._memento(served, aurl, timestamp, is_timegate, req, rel, full)
 
     def _frame_bypass(self, req: Request) -> bool:
@@ -167,8 +174,21 @@ class Replayer:
             return aurl.url + suffix if suffix else aurl.url
         return aurl.url
 
+    def _slash_redirect(self, aurl: ArchivalUrl, full: str, rel: str) -> Reply:
+        """307 to the same archival URL with a ``/`` ending the path (pywb's send_redirect): an
+        empty path, or a capture whose URL has the slash the request lacks, so that the page's
+        relative links resolve as they did."""
+        parts = urlsplit(aurl.url)
+        url = urlunsplit((parts.scheme, parts.netloc, (parts.path or "") + "/", parts.query, parts.fragment))
+        h = [("Location", UrlRewriter(aurl, full, full, rel_prefix=rel).rewrite(url)), ("Content-Length", "0")]
+        if self.config.enable_memento:
+            h.append(("Link", f'<{url}>; rel="original"'))
+        return Reply(307, h)
+
     def _memento(self, served: Served, aurl: ArchivalUrl, timestamp: str, is_timegate: bool, req: Request,
                  rel: str, full: str) -> Reply:
+        if aurl.url.startswith(("http:", "https:")) and not urlsplit(aurl.url).path:
+            return self._slash_redirect(aurl, full, rel)
         lookup = self._lookup_url(aurl, req)
         try:
             cap = served.loader.load_closest(lookup, timestamp or LATEST, fuzzy=self.config.fuzzy_match,
@@ -191,6 +211,10 @@ class Replayer:
         cap_ts = str(cdx.get("timestamp") or "")
         fuzzy = cap_url != aurl.url and str(cdx.get("is_fuzzy", "")) == "1"
         modifier = aurl.modifier
+        if (urlsplit(cap_url).path.endswith("/") and not urlsplit(aurl.url).path.endswith("/")
+                and aurl.url.startswith(("http:", "https:"))):
+            cap.close()
+            return self._slash_redirect(aurl, full, rel)
         caps = self._captures_of(served, cap_url) if self.config.enable_memento else []
         timeline = Timeline(caps)
         warc_date = cap.warc_headers.get("WARC-Date")
