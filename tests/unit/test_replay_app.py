@@ -262,3 +262,20 @@ def test_a_missing_slash_is_redirected_as_pywb_does(frameless):
     assert r.headers["location"].endswith(f"/web/{TS1}mp_/http://example.com/docs/")
     r = frameless.get(f"/web/{TS1}mp_/http://example.com", follow_redirects=False)
     assert r.status_code == 307 and r.headers["location"].endswith(f"/web/{TS1}mp_/http://example.com/")
+
+
+def test_replay_never_opens_a_network_connection(client, monkeypatch):
+    import socket
+    tried = []
+
+    def refuse(self, address):
+        tried.append(address)
+        raise OSError("no network in replay")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: refuse(None, a[0]))
+    for path in (f"/web/{TS2}/http://example.com/", f"/web/{TS2}mp_/http://example.com/",
+                 "/web/mp_/http://example.com/logo.png", "/web/timemap/link/http://example.com/",
+                 "/web/*/example.com/*", "/web/2020mp_/http://never.example/", f"/web/{TS1}mp_/http://example.com/old"):
+        client.get(path, follow_redirects=False)
+    assert tried == []
