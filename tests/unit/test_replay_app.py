@@ -213,6 +213,8 @@ def test_timemap_link(client):
     assert r.status_code == 200 and r.headers["content-type"] == "application/link-format"
     rels = [m.group(1) for m in re.finditer(r'rel="([^"]+)"', r.text)]
     assert rels[:3] == ["self", "timegate", "original"] and rels.count("memento") == 3
+    r2 = client.get("/web/timemap/link/http://example.com/", headers={"Accept-Datetime": "Sat, 31 Dec 2022 00:00:00 GMT"})
+    assert r2.text == r.text    # a TimeMap is not negotiated in time (pywb reads it as a FROM)
     assert client.get("/web/timemap/link/http://example.com/never").status_code == 404
 
 
