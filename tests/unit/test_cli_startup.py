@@ -104,7 +104,8 @@ from hypothesis import strategies as st  # noqa: E402
 INDEX_TOKENS = ["-o", "--output", "-11", "--cdx11", "--records", "--dir-root", "-p", "--post-append", "-s", "--sort",
                 "-j", "--jobs", "--verify", "--skip-errors", "-h", "--help", "--ver", "--out", "-j2", "--jobs=3",
                 "-o=x", "-ps", "--", "-", "-1", "-x", "--nope", "2", "0", "-3", "x", "a.warc.gz", "dir/", "all",
-                "response,revisit", "٣", " 4 ", "index", "out.cdxj", "--records=all"]
+                "response,revisit", "٣", " 4 ", "index", "out.cdxj", "--records=all", "--surt-options",
+                "trailing_comma,with_scheme", "--surt"]
 
 
 def _argparse_view(argv):

@@ -16,6 +16,7 @@ from .._ext.sysio import one_malloc_arena
 from ..durable import AtomicOutput
 from ..index.build import index_paths
 from ..index.cdx import IndexOptions
+from ..surt import parse_options
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser
@@ -38,6 +39,10 @@ def index_arguments(p: ArgumentParser) -> None:
                    help="inflate every gzip member and check its CRC, even where Wget's sl lengths allow skipping")
     p.add_argument("--skip-errors", action="store_true",
                    help="report a damaged record on stderr and go on with the next one")
+    p.add_argument("--surt-options", metavar="OPTS",
+                   help="make the keys with these options of the surt package, comma-separated, each NAME "
+                        "(true) or NAME=false; with_scheme,trailing_comma,host_massage=false gives Heritrix's "
+                        "form http://(com,example,www,)/ (default: cdxj-indexer's keys)")
 
 
 def index(args: Any) -> int:
@@ -45,12 +50,19 @@ def index(args: Any) -> int:
 
     The output is written as OUT.<random>.tmp and renamed when complete; exit status 1 when an
     input is damaged (the message names the file and byte offset) or when --skip-errors could
-    read not one record."""
+    read not one record; exit status 2, before anything is read, for an unknown --surt-options name."""
+    surt_options = None
+    if args.surt_options:
+        try:
+            surt_options = parse_options(args.surt_options)
+        except ValueError as e:
+            print(f"warchive index: error: --surt-options: {e}", file=sys.stderr)
+            return 2
     records = None
     if args.records:
         records = "all" if args.records == "all" else args.records.split(",")
     opts = IndexOptions(cdx11=args.cdx11, records=records, post_append=args.post_append, verify=args.verify,
-                        skip_errors=args.skip_errors, dir_root=args.dir_root)
+                        skip_errors=args.skip_errors, dir_root=args.dir_root, surt_options=surt_options or None)
     jobs = max(1, args.jobs)
     if jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
         one_malloc_arena()
