@@ -466,3 +466,208 @@ def _child_load_main(job_path: str) -> int:
                 ans = {"status": status, "headers": headers, "body": base64.b64encode(body).decode("ascii")}
             out.write(json.dumps(ans) + "\n")
     return 0
+
+
+# --------------------------------------------------------------------------- URL grammar, URL and header rewriting
+
+class PywbRewrite:
+    """One pywb process answering archival-URL, URL-rewriting and header-rewriting requests, one
+    JSON line each way (see ``pywb_rewrite``); ``ask(requests)`` answers a list of them."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+
+    def ask(self, requests: Sequence[Mapping[str, object]]) -> List[dict]:
+        if not requests:
+            return []
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(list(requests)) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"pywb rewrite oracle died (exit {self.proc.poll()})")
+        return json.loads(line)
+
+    def one(self, request: Mapping[str, object]) -> dict:
+        return self.ask([request])[0]
+
+
+@contextlib.contextmanager
+def pywb_rewrite() -> Iterator[PywbRewrite]:
+    """pywb 2.10's rewrite module (``pywb.rewrite``) in one subprocess for as long as the block
+    lasts. Each request is a dict with ``op``; every answer has ``ok`` and, when pywb raised,
+    ``error`` ("ExceptionClass: message"):
+
+    ``{"op": "wburl", "path": P}``
+        ``WbUrl(P)``: ``type``, ``timestamp``, ``end_timestamp``, ``mod``, ``url`` and ``str``
+        (``str(wburl)``; ``str_error`` instead when only that raised).
+    ``{"op": "rewrite", "page": P, "prefix": X, "full_prefix": F, "rel_prefix": R, "url": U,
+    "mod": M, "force_abs": B}``
+        ``UrlRewriter(P, X, full_prefix=F, rel_prefix=R).rewrite(U, M, B)``: ``result``.
+        ``"rebase": BASE`` rewrites through ``rebase_rewriter(BASE)`` instead.
+    ``{"op": "deprefix", "page": P, "prefix": X, "full_prefix": F}``
+        ``UrlRewriter(P, X, F).deprefix_url()``: ``result``.
+    ``{"op": "new_url", "page": P, "prefix": X, "url": U, "timestamp": T, "mod": M}``
+        ``get_new_url`` with the given (non-null) overrides: ``result``.
+    ``{"op": "headers", "page": P, "prefix": X, "full_prefix": F, "rel_prefix": R,
+    "statusline": S, "headers": [[name, value]...], "content_rw": B, "accept_encoding": A}``
+        ``DefaultHeaderRewriter`` over those HTTP headers, as ``DefaultRewriter.__call__`` runs it
+        for a response whose content is (``content_rw``) or is not read to be rewritten, with the
+        client's Accept-Encoding ``A`` (None: absent): ``headers``, ``statusline``, ``protocol``,
+        ``is_chunked``, ``is_content_rw`` (after the Accept-Encoding check) and ``fields``: for
+        each input field, the list of fields ``rewrite_header`` made of it (``headers`` is their
+        concatenation, plus Service-Worker-Allowed under ``sw_``).
+    ``{"op": "content", ...the same, "payload": BASE64, "url": TARGET}``
+        the whole of ``DefaultRewriter()(record, ...)`` over a response record of those headers
+        and payload (as stored): ``headers``, ``statusline``, ``is_rw`` (a content rewriter ran)
+        and ``body`` (base64).
+    """
+    py = pywb_python()
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import pywb_oracle; "
+            "sys.exit(pywb_oracle._child_rewrite_main())")
+    proc = subprocess.Popen([str(py), "-I", "-c", code, str(Path(__file__).resolve().parent)],
+                            env=_child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, encoding="utf-8", errors="surrogatepass")
+    try:
+        yield PywbRewrite(proc)
+    finally:
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _err(e: BaseException) -> dict:
+    return {"ok": False, "error": f"{type(e).__name__}: {e}"}
+
+
+def _child_url_rewriter(req: dict):
+    from pywb.rewrite.url_rewriter import UrlRewriter
+    return UrlRewriter(req["page"], req.get("prefix", ""), full_prefix=req.get("full_prefix"),
+                       rel_prefix=req.get("rel_prefix"))
+
+
+def _child_wburl(req: dict) -> dict:
+    from pywb.rewrite.wburl import WbUrl
+    try:
+        w = WbUrl(req["path"])
+    except Exception as e:
+        return _err(e)
+    ans = {"ok": True, "type": w.type, "timestamp": w.timestamp, "end_timestamp": w.end_timestamp,
+           "mod": w.mod, "url": w.url}
+    try:
+        ans["str"] = str(w)
+    except Exception as e:
+        ans["str_error"] = f"{type(e).__name__}: {e}"
+    return ans
+
+
+def _child_rewrite(req: dict) -> dict:
+    try:
+        rw = _child_url_rewriter(req)
+        if req.get("rebase") is not None:
+            rw = rw.rebase_rewriter(req["rebase"])
+        return {"ok": True, "result": rw.rewrite(req["url"], req.get("mod"), bool(req.get("force_abs")))}
+    except Exception as e:
+        return _err(e)
+
+
+def _child_deprefix(req: dict) -> dict:
+    try:
+        return {"ok": True, "result": _child_url_rewriter(req).deprefix_url()}
+    except Exception as e:
+        return _err(e)
+
+
+def _child_new_url(req: dict) -> dict:
+    try:
+        over = {k: req[k] for k in ("url", "timestamp", "mod") if req.get(k) is not None}
+        return {"ok": True, "result": _child_url_rewriter(req).get_new_url(**over)}
+    except Exception as e:
+        return _err(e)
+
+
+def _child_headers(req: dict) -> dict:
+    from types import SimpleNamespace
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from pywb.rewrite.content_rewriter import RewriteInfo
+    from pywb.rewrite.default_rewriter import DefaultRewriter
+    try:
+        urlrw = _child_url_rewriter(req)
+        http = StatusAndHeaders(req["statusline"], [tuple(h) for h in req["headers"]],
+                                protocol=req.get("protocol", "HTTP/1.1"))
+        rwinfo = SimpleNamespace(record=SimpleNamespace(http_headers=http), url_rewriter=urlrw,
+                                 is_content_rw=bool(req.get("content_rw")), is_chunked=False)
+        rwinfo.is_url_rw = lambda: RewriteInfo.is_url_rw(rwinfo)
+        rwinfo.cookie_rewriter = DefaultRewriter.DEFAULT_REWRITERS["cookie"](urlrw)
+        if not rwinfo.is_content_rw:   # as BaseContentRewriter.__call__, before the headers
+            ce = http.get_header("Content-Encoding")
+            if ce and ce not in (req.get("accept_encoding") or ""):
+                rwinfo.is_content_rw = True
+        header_rw = DefaultRewriter.DEFAULT_REWRITERS["header"](rwinfo)
+        out = header_rw()
+        fields = []
+        for name, value in http.headers:   # what rewrite_header makes of each field, as __call__ runs it
+            got = header_rw.rewrite_header(name, value, header_rw.header_rules.get(name.lower()))
+            fields.append([list(h) for h in (got if isinstance(got, list) else [got] if got else [])])
+    except Exception as e:
+        return _err(e)
+    return {"ok": True, "headers": [list(h) for h in out.headers], "statusline": out.statusline,
+            "protocol": out.protocol, "fields": fields, "is_chunked": rwinfo.is_chunked,
+            "is_content_rw": rwinfo.is_content_rw}
+
+
+def _child_content(req: dict, rewriter) -> dict:
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import BufferWARCWriter
+    from warcio.archiveiterator import ArchiveIterator
+    try:
+        urlrw = _child_url_rewriter(req)
+        http = StatusAndHeaders(req["statusline"], [tuple(h) for h in req["headers"]],
+                                protocol=req.get("protocol", "HTTP/1.1"))
+        writer = BufferWARCWriter(gzip=False)
+        payload = base64.b64decode(req["payload"])
+        rec = writer.create_warc_record(req["url"], "response", payload=io.BytesIO(payload),
+                                        length=len(payload), http_headers=http)
+        writer.write_record(rec)
+        record = next(iter(ArchiveIterator(io.BytesIO(writer.get_contents()), no_record_parse=False,
+                                           ensure_http_headers=True)))
+        environ = {}
+        if req.get("accept_encoding") is not None:
+            environ["HTTP_ACCEPT_ENCODING"] = req["accept_encoding"]
+        cdx = {"urlkey": req.get("urlkey", "com,example)/"), "url": req["url"]}
+        headers, gen, is_rw = rewriter(record, urlrw, None, head_insert_func=None, cdx=cdx, environ=environ)
+        body = b"".join(gen)
+    except Exception as e:
+        return _err(e)
+    return {"ok": True, "headers": [list(h) for h in headers.headers], "statusline": headers.statusline,
+            "is_rw": bool(is_rw), "body": base64.b64encode(body).decode("ascii")}
+
+
+def _child_rewrite_main() -> int:
+    sys.stdout, out = sys.stderr, sys.stdout   # pywb's chatter must not reach the answers
+    import pywb
+    if pywb.__version__ != PYWB_VERSION:
+        print(f"pywb {pywb.__version__} found, {PYWB_VERSION} wanted: rerun scripts/setup_pywb.sh", file=sys.stderr)
+        return 3
+    from pywb.rewrite.default_rewriter import DefaultRewriter
+    rewriter = DefaultRewriter()
+    ops = {"wburl": _child_wburl, "rewrite": _child_rewrite, "deprefix": _child_deprefix,
+           "new_url": _child_new_url, "headers": _child_headers,
+           "content": lambda req: _child_content(req, rewriter)}
+    for line in sys.stdin:
+        answers = []
+        for req in json.loads(line):
+            try:
+                answers.append(ops[req["op"]](req))
+            except Exception as e:   # a broken request, not pywb's answer
+                answers.append({"ok": False, "error": f"oracle: {type(e).__name__}: {e}"})
+        out.write(json.dumps(answers) + "\n")
+        out.flush()
+    return 0

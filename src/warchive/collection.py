@@ -47,6 +47,16 @@ class Collection:
         self.index_dir = index_dir_of(self.path)
         self.archive_dir = os.path.join(self.path, "archive")
 
+    @classmethod
+    def init(cls, path: str) -> "Collection":
+        """Make a new, empty collection at `path` (archive/ and indexes/), as pywb's `wb-manager
+        init` does; an existing file or directory there is an ArchiveError."""
+        if os.path.lexists(path):
+            raise ArchiveError(f"{path} exists already (warchive add puts files into an existing collection)")
+        os.makedirs(os.path.join(path, "archive"))
+        os.makedirs(os.path.join(path, "indexes"))
+        return cls(path)
+
     def index_files(self) -> List[str]:
         """The index files, in name order."""
         return index_files(self.path)

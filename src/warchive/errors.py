@@ -39,6 +39,12 @@ class FileError(ArchiveError):
     def __reduce__(self):  # keep path/offset when errors cross process boundaries
         return (type(self), (self.path, self.offset, self.problem, self.remedy))
 
+    def restated(self, remedy: str, path: PathLike = None) -> "FileError":
+        """The same error (class, offset, problem) with the remedy of the command that met it
+        and, given ``path``, naming that file: readers suggest what ``warchive index`` can do,
+        and a command without those options says what it can do instead."""
+        return type(self)(self.path if path is None else path, self.offset, self.problem, remedy)
+
 
 class CorruptRecordError(FileError):
     """A record or gzip member at ``offset`` in ``path`` cannot be read as it is."""
@@ -54,6 +60,11 @@ class TruncatedError(CorruptRecordError):
 
 class RecordFormatError(CorruptRecordError):
     """The bytes of a record do not form a WARC or ARC record (head, Content-Length, terminator)."""
+
+
+class NoRecordError(FileError):
+    """No record starts at ``offset`` of ``path``: the offset is past the end, or inside a record
+    (a wrong offset, not damage)."""
 
 
 class UnsupportedFormatError(ArchiveError):

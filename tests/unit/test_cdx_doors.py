@@ -75,3 +75,20 @@ def test_lookup_command(root):
     out = subprocess.run([sys.executable, "-m", "warchive", "lookup", URL, str(root / "web")],
                          capture_output=True, check=True).stdout
     assert out.count(b"\n") == 2 and out.startswith(b"org,python,docs)/3.11/index.html ")
+
+
+def test_a_broken_collection_is_named_and_the_others_still_answer(root, tmp_path):
+    """A collection whose index cannot be opened answers 503 naming it; the rest of the server works."""
+    from starlette.testclient import TestClient
+
+    from warchive.replay.app import create_app
+
+    r = tmp_path / "root"
+    shutil.copytree(root, r)
+    shutil.copytree(r / "web", r / "bad")
+    (r / "bad" / "indexes" / "broken.seg").write_bytes(b"\x89WASEG\r\n" + b"\0" * 40)   # a segment cut short
+    client = TestClient(create_app(str(r)))
+    bad = client.get("/bad/cdx", params={"url": URL})
+    assert bad.status_code == 503 and "'bad'" in bad.json()["message"] and "broken.seg" in bad.json()["message"]
+    good = client.get("/web/cdx", params={"url": URL, "output": "json"})
+    assert good.status_code == 200 and good.text.count("\n") == 2

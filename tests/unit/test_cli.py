@@ -102,6 +102,8 @@ def test_serve_says_where_it_listens_and_logs_requests(tmp_path):
         first = lines.get(timeout=30)
         m = re.match(r"warchive serve: (http://127\.0\.0\.1:(\d+)/) ", first)
         assert m and int(m.group(2)) > 0, first
+        found = lines.get(timeout=30)
+        assert found.startswith("warchive serve: collections: web (1 index files)"), found
         url = m.group(1) + "web/cdx?url=http://docs.python.org/3.11/index.html&output=json"
         for _ in range(100):
             try:
@@ -124,6 +126,22 @@ def test_serve_says_where_it_listens_and_logs_requests(tmp_path):
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert out == ""   # standard output stays empty: everything the server says goes to stderr
+
+
+def test_serve_names_a_broken_collection_and_serves_the_others(tmp_path):
+    root = tmp_path / "colls"
+    assert _cli("add", root / "web", FIRST_CRAWL).returncode == 0
+    assert _cli("init", root / "bad").returncode == 0
+    (root / "bad" / "indexes" / "x.seg").write_bytes(b"not a segment")
+    proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", "0"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        said = [proc.stderr.readline() for _ in range(3)]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert said[1].startswith("warchive serve: collection 'bad' is unavailable: ") and "x.seg" in said[1], said
+    assert said[2].startswith("warchive serve: collections: web (1 index files)"), said
 
 
 def test_serve_with_a_port_in_use_fails_cleanly(tmp_path):

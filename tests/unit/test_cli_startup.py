@@ -48,6 +48,8 @@ SAMPLE_ARGV = [
     ["robots", "robots.txt", "--agent", "bot", "http://example.com/"],
     ["crawl", "http://example.org/", "-o", "coll", "--max-hops", "2"],
     ["recover", "x.warc.gz.open", "-n"],
+    ["extract", "x.warc.gz", "1234", "--payload"],
+    ["index", "-", "--fields", "offset,http:status", "--records", "response"],
 ]
 
 
@@ -104,8 +106,8 @@ from hypothesis import strategies as st  # noqa: E402
 INDEX_TOKENS = ["-o", "--output", "-11", "--cdx11", "--records", "--dir-root", "-p", "--post-append", "-s", "--sort",
                 "-j", "--jobs", "--verify", "--skip-errors", "-h", "--help", "--ver", "--out", "-j2", "--jobs=3",
                 "-o=x", "-ps", "--", "-", "-1", "-x", "--nope", "2", "0", "-3", "x", "a.warc.gz", "dir/", "all",
-                "response,revisit", "٣", " 4 ", "index", "out.cdxj", "--records=all", "--surt-options",
-                "trailing_comma,with_scheme", "--surt"]
+                "response,revisit", "٣", " 4 ", "index", "out.cdxj", "--records=all", "-f", "--fields",
+                "offset,warc-type", "--fields=offset", "--surt-options", "trailing_comma,with_scheme", "--surt"]
 
 
 def _argparse_view(argv):

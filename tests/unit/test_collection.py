@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from warchive.collection import Collection, add_warcs, compact
+from warchive.errors import ArchiveError
 from warchive.index.query import Index
 
 WGET = sorted((Path(__file__).resolve().parents[1] / "data" / "wget").glob("*.warc.gz"))
@@ -53,3 +56,14 @@ def test_adding_the_same_file_twice_adds_no_new_capture(tmp_path):
     with Index(str(coll)) as idx:
         caps = idx.query(url="http://docs.python.org/3.11/index.html", nosource="true")
     assert len(caps) == 1
+
+
+def test_init_makes_an_empty_collection_and_refuses_an_existing_one(tmp_path):
+    c = Collection.init(str(tmp_path / "web"))
+    assert sorted(p.name for p in (tmp_path / "web").iterdir()) == ["archive", "indexes"]
+    assert c.index_files() == [] and c.index_dir == str(tmp_path / "web" / "indexes")
+    with pytest.raises(ArchiveError, match="exists already"):
+        Collection.init(str(tmp_path / "web"))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ArchiveError):
+        Collection.init(str(tmp_path / "file"))

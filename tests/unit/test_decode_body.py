@@ -1,6 +1,7 @@
 """warchive.warc.content.decode_body: de-chunking and decoding bytes that are not (yet) a record."""
 
 import gzip
+import io
 import zlib
 
 from warchive.warc.content import decode_body
@@ -36,3 +37,20 @@ def test_forgiving():
     assert TEXT.startswith(part) and 0 < len(part) < len(TEXT)
     c = chunk(TEXT, 100)
     assert TEXT.startswith(decode_body(c[:500], "chunked"))
+
+
+def test_broken_chunks_as_warcio_reads_them():
+    """warcio's ChunkedDataReader, on a chunk not followed by CRLF, passes the rest through from its
+    size line on but drops the two bytes it read in place of the CRLF; and a body whose first
+    blocks decode to nothing still counts as undecoded when a later block fails."""
+    from warcio.bufferedreaders import ChunkedDataReader
+
+    def warcio(body, encoding=None):
+        return ChunkedDataReader(io.BytesIO(body), decomp_type=encoding).read()
+
+    for body in (b"5\r\nHello\r\n5\r\nWorldXX3\r\nabc\r\n0\r\n\r\n", b"5\r\nHelloX", b"3\r\nabc\r\n0\r\nX\r\n"):
+        assert decode_body(body, "chunked") == warcio(body), body
+    z = gzip.compress(TEXT, mtime=0)
+    broken = z[:8] + b"\r\n" + b"not gzip from here on" * 3    # its first chunk yields no bytes yet
+    body = chunk(broken, 8)
+    assert decode_body(body, "chunked", "gzip") == warcio(body, "gzip")

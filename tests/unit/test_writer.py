@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from warchive.errors import ArchiveError
-from warchive.warc.check import check_file, recover
+from warchive.warc.check import check_file
+from warchive.warc.recover import recover
 from warchive.warc.recompress import recompress
 from warchive.warc.writer import HybridPolicy, RecordBuilder, WarcWriter
 
@@ -384,7 +385,7 @@ def test_check_finds_bad_crc_and_truncation(tmp_path):
     assert not res.ok and res.problems[0].offset == r.offset and res.records == 3
 
 
-def test_check_accepts_chunked_payload_digests_with_a_warning(tmp_path):
+def test_check_names_chunked_payload_digests_as_a_producer_defect(tmp_path):
     from warcio.warcwriter import WARCWriter
     from warcio.statusandheaders import StatusAndHeaders
 
@@ -398,7 +399,9 @@ def test_check_accepts_chunked_payload_digests_with_a_warning(tmp_path):
         ww.write_record(ww.create_warc_record("http://example.com/", "response", payload=io.BytesIO(body),
                                               http_headers=http, length=len(body)))
     res = check_file(str(p))
-    assert res.ok and len(res.warnings) == 1 and "chunked" in res.warnings[0].message
+    assert res.ok and not res.warnings and [f.defect for f in res.defects] == ["chunked-payload-digest"]
+    strict = check_file(str(p), strict=True)
+    assert not strict.ok and [f.defect for f in strict.problems] == ["chunked-payload-digest"]
 
 
 @pytest.mark.parametrize("compression", ["gzip", "none", "zstd"])

@@ -19,7 +19,8 @@ import time
 import pytest
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
-from warchive.warc.check import check_file, recover, valid_prefix
+from warchive.warc.check import check_file
+from warchive.warc.recover import recover, valid_prefix
 from warchive.warc.writer import WarcWriter
 
 

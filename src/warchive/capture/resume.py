@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Set, Tuple
 
 from ..errors import ArchiveError
 from ..warc import open as open_warc
-from ..warc.check import recover
+from ..warc.recover import recover
 from ..warc.content import content_stream
 from .politeness import host_key
 from .robots_cache import RobotsCache

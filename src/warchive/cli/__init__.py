@@ -4,8 +4,8 @@ The commands, their options and what they run are declared in
 warchive.cli.commands (the registry: every command, its help and its module)
 and the modules it names, one per command or group of commands: index,
 indexes (sort, merge, build, zipnum, record-index), collection (add,
-compact), access (cdx, lookup, load), serve, warcs (check, recompress,
-recover), crawl, robots, session, dedup (dedup-index). docs/cli.md documents
+compact), access (cdx, lookup, load), serve, extract, warcs (check,
+recompress, recover), crawl, robots, session, dedup (dedup-index). docs/cli.md documents
 every command.
 
 This module is the one place where start-up is tuned, for `warchive index`
@@ -26,12 +26,18 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 from ..errors import ArchiveError
 
-__all__ = ["main", "run"]
+__all__ = ["UsageError", "main", "run"]
 
 _FLAGS = {"-11": "cdx11", "--cdx11": "cdx11", "-p": "post_append", "--post-append": "post_append",
           "-s": "sort", "--sort": "sort", "--verify": "verify", "--skip-errors": "skip_errors"}
 _VALUES = {"-o": "output", "--output": "output", "--records": "records", "--dir-root": "dir_root",
            "-j": "jobs", "--jobs": "jobs", "--surt-options": "surt_options"}
+
+
+class UsageError(Exception):
+    """A command line that does not make sense (exit status 2, with the command's usage; the
+    commands raise it, warchive.cli.commands prints it). Here, not there, so that warchive.cli.index
+    can raise it without importing argparse."""
 
 
 class IndexArgs:
@@ -49,7 +55,7 @@ def index_args(argv: List[str]) -> Optional[IndexArgs]:
         return None
     a: Dict[str, Union[str, int, bool, None, List[str]]] = dict(
         command="index", inputs=[], output=None, cdx11=False, records=None, dir_root=None, post_append=False,
-        sort=False, jobs=1, verify=False, skip_errors=False, surt_options=None)
+        sort=False, jobs=1, verify=False, skip_errors=False, fields=None, surt_options=None)
     inputs: List[str] = []
     closed = False   # an option came after the inputs: argparse takes one run of them only
     k = 1

@@ -1,4 +1,4 @@
-"""`warchive add`, `compact`: changing a collection's archive and index.
+"""`warchive init`, `add`, `compact`: making and changing a collection's archive and index.
 
 Each command is a function ``NAME(args)`` and its options ``NAME_arguments(p)``
 (warchive.cli.commands explains the registry).
@@ -10,6 +10,20 @@ import sys
 from argparse import ArgumentParser, Namespace
 
 from ..collection import Collection
+
+
+def init_arguments(p: ArgumentParser) -> None:
+    p.add_argument("coll", metavar="COLL", help="the collection directory to make (e.g. collections/web)")
+
+
+def init(args: Namespace) -> int:
+    """Make a new, empty collection in pywb's layout: COLL/archive/ for WARC files and
+    COLL/indexes/ for their index. An existing COLL is an error.
+
+    Prints the collection's path."""
+    c = Collection.init(args.coll)
+    print(c.path, file=sys.stderr)
+    return 0
 
 
 def add_arguments(p: ArgumentParser) -> None:

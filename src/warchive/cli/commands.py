@@ -21,11 +21,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import __version__
 from .._ext.gzip_members import inflate_libraries
-from . import run_command
-
-
-class UsageError(Exception):
-    """A command line that does not make sense (exit status 2, with the command's usage)."""
+from . import UsageError, run_command   # UsageError: the command modules import it from here
 
 
 @dataclass(frozen=True)
@@ -46,14 +42,16 @@ COMMANDS: Tuple[Command, ...] = (
     Command("build", "indexes", "write an index segment from sorted CDX/CDXJ lines"),
     Command("zipnum", "indexes", "write a ZipNum cluster (pywb / Common Crawl) from sorted lines"),
     Command("record-index", "indexes", "index WARC record ids and payload digests (for revisits by id)"),
+    Command("init", "collection", "make a new, empty collection (archive/ and indexes/), as pywb's wb-manager init"),
     Command("add", "collection", "put WARC files into a collection and index them as a new segment"),
     Command("compact", "collection", "merge a collection's index segments into one"),
     Command("cdx", "access", "answer a CDX API query over index files and collections"),
     Command("lookup", "access", "the captures of one URL (exact match)"),
     Command("load", "access", "print the capture closest to a time (or named by --cdx), revisits resolved"),
     Command("serve", "serve", "serve the CDX API of the collections under a root directory over HTTP"),
+    Command("extract", "extract", "print one record (its heads, its payload) as warcio extract does"),
     Command("check", "warcs", "verify every record's digests and structure (exit 1 on a problem)"),
-    Command("recompress", "warcs", "rewrite a WARC with one gzip member (or zstd frame) per record"),
+    Command("recompress", "warcs", "rewrite a WARC (or an ARC, as WARC) with one gzip member (or zstd frame) per record"),
     Command("recover", "warcs", "truncate an .open WARC after its last whole record and rename it"),
     Command("crawl", "crawl", "crawl politely from seeds into a collection (WARCs, index segments, session)"),
     Command("robots", "robots", "check URLs against a robots.txt file (RFC 9309)"),

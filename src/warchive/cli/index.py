@@ -9,14 +9,17 @@ other commands' modules).
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 from .._ext.sysio import one_malloc_arena
 from ..durable import AtomicOutput
 from ..index.build import index_paths
-from ..index.cdx import IndexOptions
+from ..index.cdx import FileStats, IndexOptions, display_name, iter_inputs
+from ..index.fields import index_fields, parse_fields
 from ..surt import parse_options
+from . import UsageError
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser
@@ -39,6 +42,11 @@ def index_arguments(p: ArgumentParser) -> None:
                    help="inflate every gzip member and check its CRC, even where Wget's sl lengths allow skipping")
     p.add_argument("--skip-errors", action="store_true",
                    help="report a damaged record on stderr and go on with the next one")
+    p.add_argument("-f", "--fields", metavar="FIELDS",
+                   help="instead of CDXJ, one JSON object per record (every type) with these fields, as "
+                        "warcio index -f writes it: offset, length, filename, http:status, http:HEADER "
+                        "(an HTTP header), WARC-HEADER (a WARC header), comma-separated; '-' reads "
+                        "standard input")
     p.add_argument("--surt-options", metavar="OPTS",
                    help="make the keys with these options of the surt package, comma-separated, each NAME "
                         "(true) or NAME=false; with_scheme,trailing_comma,host_massage=false gives Heritrix's "
@@ -50,7 +58,10 @@ def index(args: Any) -> int:
 
     The output is written as OUT.<random>.tmp and renamed when complete; exit status 1 when an
     input is damaged (the message names the file and byte offset) or when --skip-errors could
-    read not one record; exit status 2, before anything is read, for an unknown --surt-options name."""
+    read not one record; exit status 2, before anything is read, for an unknown --surt-options name
+    or value (one line: the fast path of warchive.cli has no usage to print)."""
+    if args.fields is not None:
+        return _fields(args)
     surt_options = None
     if args.surt_options:
         try:
@@ -77,3 +88,45 @@ def index(args: Any) -> int:
         if total.records == 0:
             return 1  # not one record could be read
     return 0
+
+
+_NOT_WITH_FIELDS = (("cdx11", "--cdx11"), ("post_append", "--post-append"), ("sort", "--sort"),
+                    ("surt_options", "--surt-options"))   # --fields writes no keys
+
+
+def _fields(args: Any) -> int:
+    """--fields: warcio index -f's JSON lines (warchive.index.fields), file after file."""
+    for attr, option in _NOT_WITH_FIELDS:
+        if getattr(args, attr):
+            raise UsageError(f"{option} does not go with --fields")
+    if args.jobs != 1:
+        raise UsageError("--jobs does not go with --fields")
+    fields = parse_fields(args.fields)
+    types = None if args.records in (None, "all") else args.records.split(",")
+    opts = IndexOptions(verify=args.verify, skip_errors=args.skip_errors)
+    for p in args.inputs:
+        if p != "-" and not os.path.exists(p):
+            raise FileNotFoundError(2, "no such file or directory", p)
+    total = FileStats()
+    if args.output:
+        with AtomicOutput(args.output) as out:
+            _fields_of(args.inputs, fields, types, opts, args.dir_root, out.write, total)
+    else:
+        _fields_of(args.inputs, fields, types, opts, args.dir_root, sys.stdout.buffer.write, total)
+        sys.stdout.buffer.flush()
+    if total.errors:
+        print(f"warchive: {total.errors} damaged record(s) skipped, {total.records} read", file=sys.stderr)
+        if total.records == 0:
+            return 1
+    return 0
+
+
+def _fields_of(inputs: List[str], fields: List[str], types: Optional[List[str]], opts: IndexOptions,
+               dir_root: Optional[str], write: Callable[[bytes], object], total: FileStats) -> None:
+    for path in iter_inputs(inputs):
+        if path == "-":
+            s = index_fields(sys.stdin.buffer, fields, write, "-", types, opts)
+        else:
+            s = index_fields(path, fields, write, display_name(path, dir_root), types, opts)
+        total.records += s.records
+        total.errors += s.errors

@@ -16,7 +16,7 @@ from typing import Any, Dict
 import uvicorn
 
 from ..errors import ArchiveError
-from ..replay.app import create_app
+from ..replay.app import CollectionUnavailable, Collections, create_app
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
@@ -44,9 +44,28 @@ def _log_config() -> Dict[str, Any]:
     return config
 
 
+def _report_collections(colls: Collections) -> None:
+    """Say which collections the server found, and which of them cannot be served and why."""
+    names = colls.names()
+    if not names:
+        print(f"warchive serve: no collection under {colls.root} yet (warchive init or warchive add makes one)",
+              file=sys.stderr)
+        return
+    ok = []
+    for name in names:
+        try:
+            eng = colls.engine(name)
+        except CollectionUnavailable:
+            continue   # the app's logger has said why
+        ok.append(f"{name} ({len(eng.sources) if eng else 0} index files)")
+    if ok:
+        print(f"warchive serve: collections: {', '.join(ok)}", file=sys.stderr, flush=True)
+
+
 def serve(args: Namespace) -> int:
     """Serve `GET /COLL/cdx?...` for every collection under --root (uvicorn, one process); a
-    collection's new index files are seen without a restart. Prints where it listens; Ctrl-C or
+    collection's new index files are seen without a restart. Prints where it listens and which
+    collections it found (a broken one by name, with why: the others are served); Ctrl-C or
     SIGTERM stops it (after the requests being answered)."""
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -59,6 +78,12 @@ def serve(args: Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(f"warchive serve: http://{shown}:{port}/ (collections under {args.root}; Ctrl-C stops)",
           file=sys.stderr, flush=True)
+    handler = logging.StreamHandler(sys.stderr)   # what the app says of its collections, as serve's lines
+    handler.setFormatter(logging.Formatter("warchive serve: %(message)s"))
+    app_log = logging.getLogger("warchive.serve")
+    app_log.addHandler(handler)
+    app_log.propagate = False
+    _report_collections(Collections(args.root))
     config = uvicorn.Config(create_app(args.root), log_level=args.log_level, access_log=args.access_log,
                             log_config=_log_config())
     if args.access_log:   # requests are logged whatever the level of the server's own messages

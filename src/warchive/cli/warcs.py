@@ -9,43 +9,54 @@ from __future__ import annotations
 import sys
 from argparse import ArgumentParser, Namespace
 
-from ..warc.check import check_file, recover as recover_file
+from ..warc.check import check_file, defect_summary
+from ..warc.recover import recover as recover_file
 from ..warc.recompress import recompress as recompress_file
 from .commands import UsageError
 
 
 def check_arguments(p: ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="WARC", help="WARC/ARC files (plain, gzip, zstd)")
-    p.add_argument("-v", "--verbose", action="store_true", help="print warnings and a line per file")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print every warning and producer defect, and a line per file")
+    p.add_argument("--strict", action="store_true",
+                   help="known producer defects (Wget's revisit block digests, payload digests over "
+                        "chunked bodies) are problems too")
 
 
 def check(args: Namespace) -> int:
-    """Inflate every member, check CRCs, WARC-Block-Digest over the block and WARC-Payload-Digest
-    over the de-chunked payload, and the structure of every record; exit status 1 on a problem."""
+    """Inflate every member, check CRCs, the structure of every record, WARC-Block-Digest over the
+    block and WARC-Payload-Digest over the de-chunked payload wherever they are present; exit
+    status 1 when a file has a problem (with --strict, a known producer defect too)."""
     status = 0
     for path in args.inputs:
-        res = check_file(path)
+        res = check_file(path, strict=args.strict)
         for f in res.problems:
             print(f"warchive: check: {f}", file=sys.stderr)
         if args.verbose:
-            for f in res.warnings:
+            for f in sorted(res.defects + res.warnings, key=lambda f: f.offset or 0):
                 print(f"warchive: warning: {f}", file=sys.stderr)
-            print(f"{path}: {res.records} records, {len(res.problems)} problems, {len(res.warnings)} warnings")
+            print(f"{path}: {res.records} records, {len(res.problems)} problems, "
+                  f"{len(res.defects)} producer defects, {len(res.warnings)} warnings")
+        else:
+            for line in defect_summary(res):
+                print(f"warchive: warning: {line}", file=sys.stderr)
         if res.problems:
             status = 1
     return status
 
 
 def recompress_arguments(p: ArgumentParser) -> None:
-    p.add_argument("input", metavar="IN", help="a WARC file (any compression, members of several records too)")
+    p.add_argument("input", metavar="IN", help="a WARC or ARC file (any compression, members of several records "
+                                               "too); ARC records are written as WARC records, as warcio does")
     p.add_argument("output", metavar="OUT", help="the file to write (published when complete)")
     p.add_argument("--zstd", action="store_true", help="write .warc.zst frames instead of gzip members")
     p.add_argument("--level", type=int, metavar="N", help="compression level (ISA-L 0-3, default 2; zstd 1-22, default 3)")
 
 
 def recompress(args: Namespace) -> int:
-    """Rewrite a WARC with one gzip member (or zstd frame) per record, as warcio recompress does,
-    so that every record has an offset of its own."""
+    """Rewrite a WARC (or an ARC, as WARC) with one gzip member (or zstd frame) per record, as warcio
+    recompress does, so that every record has an offset of its own."""
     n = recompress_file(args.input, args.output, "zstd" if args.zstd else "gzip", args.level)
     print(f"{n} records recompressed into {args.output}")
     return 0

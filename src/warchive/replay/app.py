@@ -1,18 +1,21 @@
 """The ASGI application: `GET /<coll>/cdx?<params>` over the collections under a root directory.
 
 Answers are the query engine's (warchive.index.query), byte for byte what
-`warchive cdx` prints; an unknown collection is 404 with a JSON message. A
-collection's sources are opened once and reopened when a file is added to or
-removed from its `indexes/` directory. The app binds nothing itself:
+`warchive cdx` prints; an unknown collection is 404 with a JSON message, a
+collection whose index cannot be opened 503 with a message naming it (the
+others are served as usual), an index that fails while answering 500 with a
+message naming the collection. A collection's sources are opened once and
+reopened when a file is added to or removed from its `indexes/` directory. The app binds nothing itself:
 `warchive serve` runs it with uvicorn, and other servers can mount it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from starlette.applications import Starlette
 from starlette.datastructures import URL
@@ -20,7 +23,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ..errors import ArchiveError
 from ..index.query import Answer, Engine, named_sources
+
+log = logging.getLogger("warchive.serve")
+
+
+class CollectionUnavailable(ArchiveError):
+    """A collection whose index cannot be opened (the message names it and says why)."""
 
 
 class Collections:
@@ -28,10 +38,20 @@ class Collections:
 
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
-        self._cache: Dict[str, Tuple[Tuple[Any, ...], Engine]] = {}
+        self._cache: Dict[str, Tuple[Tuple[Any, ...], Union[Engine, CollectionUnavailable]]] = {}
         self._lock = threading.Lock()
 
+    def names(self) -> List[str]:
+        """The collections under root (directories with an indexes/ directory), in name order."""
+        try:
+            entries = sorted(os.listdir(self.root))
+        except FileNotFoundError:
+            return []
+        return [n for n in entries if not n.startswith(".") and os.path.isdir(os.path.join(self.root, n, "indexes"))]
+
     def engine(self, coll: str) -> Optional[Engine]:
+        """The engine of collection `coll`; None when there is no such collection;
+        CollectionUnavailable when its index cannot be opened."""
         if not coll or coll.startswith(".") or "/" in coll:
             return None
         path = os.path.join(self.root, coll)
@@ -44,17 +64,25 @@ class Collections:
         with self._lock:
             hit = self._cache.get(coll)
             if hit is not None and hit[0] == stamp:
+                if isinstance(hit[1], CollectionUnavailable):
+                    raise hit[1]
                 return hit[1]
-            sources, access, selectable = named_sources([path])
-            eng = Engine(sources, access=access, selectable=selectable)
+            try:
+                sources, access, selectable = named_sources([path])
+                eng: Union[Engine, CollectionUnavailable] = Engine(sources, access=access, selectable=selectable)
+            except (ArchiveError, OSError) as e:   # told once per change of its indexes/, then remembered
+                eng = CollectionUnavailable(f"collection {coll!r} is unavailable: {e}")
+                log.error("%s", eng)
             old = self._cache.get(coll)
             self._cache[coll] = (stamp, eng)
-        if old is not None:
+        if old is not None and isinstance(old[1], Engine):
             for s in old[1].sources:
                 try:
                     s.source.close()
                 except Exception:
                     pass
+        if isinstance(eng, CollectionUnavailable):
+            raise eng
         return eng
 
 
@@ -78,17 +106,30 @@ class CdxEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         coll = scope["path_params"]["coll"]
-        eng = self.colls.engine(coll)   # short CPU work: answered on the event loop
-        if eng is None:
-            body = json.dumps({"message": f"no collection {coll!r}"}).encode("utf-8")
-            await Response(body, 404, media_type="application/json; charset=utf-8")(scope, receive, send)
+        try:
+            eng = self.colls.engine(coll)   # short CPU work: answered on the event loop
+        except CollectionUnavailable as e:
+            await _message(503, str(e))(scope, receive, send)
             return
-        ans: Answer = eng.answer(query_string(scope))
-        body = b"".join(ans.body)
+        if eng is None:
+            await _message(404, f"no collection {coll!r}")(scope, receive, send)
+            return
+        try:
+            ans: Answer = eng.answer(query_string(scope))
+            body = b"".join(ans.body)
+        except ArchiveError as e:   # an index damaged under the server: this request fails, not the server
+            log.error("collection %r: %s", coll, e)
+            await _message(500, f"collection {coll!r}: {e}")(scope, receive, send)
+            return
         await send({"type": "http.response.start", "status": ans.status,
                     "headers": [(b"content-type", ans.content_type.encode("latin-1")),
                                 (b"content-length", str(len(body)).encode("latin-1"))]})
         await send({"type": "http.response.body", "body": body})
+
+
+def _message(status: int, message: str) -> Response:
+    return Response(json.dumps({"message": message}).encode("utf-8"), status,
+                    media_type="application/json; charset=utf-8")
 
 
 def create_app(root: str) -> Starlette:

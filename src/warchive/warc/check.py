@@ -1,30 +1,32 @@
-"""Verify WARC files (``warchive check``) and recover ``.open`` files a killed writer left (``warchive recover``).
+"""Verify WARC and ARC files (``warchive check``): every record readable, sound in structure,
+and every digest it carries right.
 
-check: every gzip member is inflated and its CRC-32 and size checked; every
-record must have WARC-Type, WARC-Record-ID, WARC-Date (a valid date) and a
-Content-Length that ends at a blank line; WARC-Block-Digest is checked over
-the block and WARC-Payload-Digest over the payload — the entity body with
-chunked transfer coding removed (WARC 1.1, 6.3.2). A payload digest taken
-over the still-chunked body (as warcio and wpull write it) is a warning, not
-a failure. Revisit payload digests name another record and are not checked.
+Every gzip member is inflated and its CRC-32 and size checked (zstd frames:
+their checksum); every WARC record must have WARC-Type, WARC-Record-ID and
+a valid WARC-Date and end where its Content-Length says; its digests are
+judged by warchive.warc.verify. Records that share a gzip member are a
+problem: they have no offsets of their own, so the file cannot be indexed
+until ``warchive recompress`` writes it again. Damage that stops reading
+ends the file's check with a problem at its offset, after every record
+before it has been checked.
 
-recover: the longest prefix of whole, valid records is kept, the torn rest
-cut off, and ``NAME.open`` renamed ``NAME``. This module does not write records.
+A finding is a problem (the file fails), a named producer defect
+(warchive.warc.verify.DEFECTS: reported by name, a problem only when
+``strict``), or a warning. The reader's errors carry remedies for
+``warchive index``; check replaces them with its own. This module writes
+nothing.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional
 
-from ..errors import ArchiveError, CorruptRecordError, RecordFormatError
-from ..durable import fsync_dir
+from ..errors import ArchiveError, FileError, GzipError, RecordFormatError, TruncatedError
 from ..timestamps import iso_date_to_timestamp
-from .digest import Digest, DigestError, dechunk, new_hasher
 from .reader import ArchiveIterator, Record
+from .verify import DEFECT, DEFECTS, PROBLEM, verify_digests
 
-CHUNK = 1 << 20
 REQUIRED = ("WARC-Type", "WARC-Record-ID", "WARC-Date")
 
 
@@ -35,6 +37,7 @@ class Finding:
     message: str
     record_id: Optional[str] = None
     fatal: bool = True
+    defect: Optional[str] = None    # the name of a producer defect (warchive.warc.verify.DEFECTS)
 
     def __str__(self) -> str:
         at = f" at byte {self.offset}" if self.offset is not None else ""
@@ -44,9 +47,14 @@ class Finding:
 
 @dataclass
 class CheckResult:
+    """What ``check_file`` found: ``problems`` fail the file; ``defects`` (named producer
+    defects, when not ``strict``) and ``warnings`` do not."""
+
     path: str
+    strict: bool = False
     records: int = 0
     problems: List[Finding] = field(default_factory=list)
+    defects: List[Finding] = field(default_factory=list)
     warnings: List[Finding] = field(default_factory=list)
 
     @property
@@ -54,19 +62,8 @@ class CheckResult:
         return not self.problems
 
 
-def _hashers(rec: Record, name: str) -> Tuple[str, Optional[Any], Optional[bytes], Optional[str]]:
-    """(algorithm, hasher, expected raw digest, note) for the labelled digest field `name`."""
-    value = rec.headers.get(name)
-    if value is None:
-        return "", None, None, None
-    try:
-        d = Digest.parse(value, default=None)
-    except DigestError:
-        return "", None, None, f"{name} {value!r} cannot be checked (unknown algorithm or encoding)"
-    return d.algorithm, new_hasher(d.algorithm), d.raw, None
-
-
 def check_record(rec: Record, path: str, result: CheckResult) -> None:
+    """Judge one record (reading its block) into ``result``."""
     rid = rec.record_id
 
     def problem(msg: str) -> None:
@@ -76,7 +73,7 @@ def check_record(rec: Record, path: str, result: CheckResult) -> None:
         result.warnings.append(Finding(path, rec.offset, msg, rid, fatal=False))
 
     if rec.format != "warc":
-        return  # ARC records have no digests; the reader checked their structure
+        return  # ARC records have no digests; the reader checks their structure
     for name in REQUIRED:
         if rec.headers.get(name) is None:
             problem(f"no {name}")
@@ -89,119 +86,75 @@ def check_record(rec: Record, path: str, result: CheckResult) -> None:
     rid_value = rec.headers.get("WARC-Record-ID") or ""
     if rid_value and not (rid_value.startswith("<") and rid_value.endswith(">")):
         warn(f"WARC-Record-ID {rid_value!r} is not a <URI>")
-    _, block_h, block_want, note = _hashers(rec, "WARC-Block-Digest")
-    if note:
-        warn(note)
-    alg, payload_h, payload_want, note = ("", None, None, None) if rec.type == "revisit" else \
-        _hashers(rec, "WARC-Payload-Digest")
-    if note:
-        warn(note)
-    head_len = rec._payload - rec._block
-    chunked = rec.http is not None and "chunked" in (rec.http.get("Transfer-Encoding") or "").lower()
-    raw_payload_h = new_hasher(alg) if payload_h is not None and chunked else None
-    kept: List[bytes] = []
-    stream = rec.block()
-    seen = 0
-    while True:
-        buf = stream.read(CHUNK)
-        if not buf:
-            break
-        if block_h is not None:
-            block_h.update(buf)
-        if payload_h is not None and seen + len(buf) > head_len:
-            part = buf[max(0, head_len - seen):]
-            if chunked:
-                kept.append(part)
-                if raw_payload_h is not None:
-                    raw_payload_h.update(part)
+    for note in verify_digests(rec):
+        if note.level == PROBLEM:
+            problem(note.message)
+        elif note.level == DEFECT:
+            assert note.defect is not None
+            if result.strict:
+                result.problems.append(Finding(path, rec.offset, f"{note.defect}: {note.message} (a known "
+                                               "producer defect; --strict counts it)", rid, defect=note.defect))
             else:
-                payload_h.update(part)
-        seen += len(buf)
-    if block_h is not None and block_h.digest() != block_want:
-        problem(f"WARC-Block-Digest {rec.headers.get('WARC-Block-Digest')} does not match the block")
-    if payload_h is not None:
-        if chunked:
-            body = b"".join(kept)
-            pieces = dechunk(body)
-            for p in pieces if pieces is not None else [body]:
-                payload_h.update(p)
-        if payload_h.digest() != payload_want:
-            if raw_payload_h is not None and raw_payload_h.digest() == payload_want:
-                warn("WARC-Payload-Digest is over the chunked body, not the de-chunked entity body")
-            else:
-                problem(f"WARC-Payload-Digest {rec.headers.get('WARC-Payload-Digest')} does not match the payload")
-    length = rec.length  # finishes the record: CRC, ISIZE, the blank line after it
-    if length is None:
-        warn("several records share this gzip member (warchive recompress writes one member per record)")
+                result.defects.append(Finding(path, rec.offset, f"{note.defect}: {note.message} (a known "
+                                              "producer defect, not damage)", rid, False, note.defect))
+        else:
+            warn(note.message)
 
 
-def check_file(path: str, on_record: Optional[Callable[[Record], Any]] = None) -> CheckResult:
-    """Check every record of one file; damage ends the file's check with a problem at its offset."""
-    result = CheckResult(path)
+def _remedy(e: FileError, path: str, records: int) -> str:
+    """What to make of damage that stopped the check: check's words, not the reader's (which
+    name ``warchive index``'s options)."""
+    if path.endswith(".open"):
+        return "an unfinished file of a writer that was stopped: warchive recover cuts it after its last whole record"
+    if isinstance(e, TruncatedError):
+        if e.problem.startswith("record ends after"):   # inside a whole member or a plain file
+            return "the file is cut short, or the record's Content-Length is too large"
+        return "the file is cut short"
+    if isinstance(e, RecordFormatError) and records == 0 and e.offset == 0:
+        return "is it a WARC or ARC file?"
+    if isinstance(e, GzipError):
+        return "the member's bytes are damaged: compare the file with another copy"
+    if isinstance(e, RecordFormatError):
+        return "the record's head or Content-Length is wrong, or its bytes are damaged"
+    return ""
+
+
+def check_file(path: str, on_record: Optional[Callable[[Record], Any]] = None, strict: bool = False) -> CheckResult:
+    """Check every record of one file; damage ends the file's check with a problem at its offset.
+    ``strict``: named producer defects are problems too."""
+    result = CheckResult(path, strict)
+    shared_at: Optional[int] = None   # the gzip member of several records already reported
     try:
         with ArchiveIterator(path, verify=True) as it:
             for rec in it:
                 check_record(rec, path, result)
                 result.records += 1
+                if rec.length is None and rec.offset != shared_at:
+                    shared_at = rec.offset
+                    result.problems.append(Finding(
+                        path, rec.offset, "this gzip member holds several records, so they have no offsets of "
+                        "their own and the file cannot be indexed (warchive recompress writes it again with "
+                        "one member per record)", rec.record_id))
                 if on_record is not None:
                     on_record(rec)
-    except CorruptRecordError as e:
-        remedy = e.remedy
-        if path.endswith(".open"):
-            remedy = "an unfinished file of a writer that was stopped: warchive recover cuts it after its last whole record"
+    except FileError as e:
+        remedy = _remedy(e, path, result.records)
         result.problems.append(Finding(path, e.offset, e.problem + (f" ({remedy})" if remedy else "")))
+    except ArchiveError as e:
+        result.problems.append(Finding(path, None, str(e)))
     except OSError as e:
         result.problems.append(Finding(path, None, f"cannot read: {e.strerror or e}"))
     return result
 
 
-# --------------------------------------------------------------------------- recovery
-
-@dataclass
-class Recovered:
-    path: str              # the recovered file (NAME without .open, unless dry run)
-    records: int           # whole records kept
-    size: int              # bytes kept
-    cut: int               # bytes cut off the end
-
-
-def valid_prefix(path: str) -> Tuple[int, int]:
-    """(records, bytes) of the longest run of whole, valid records from the start of the file."""
-    records = 0
-    good = 0
-    try:
-        with ArchiveIterator(path, verify=True) as it:
-            for rec in it:
-                if rec.format == "warc" and (rec.headers.get("WARC-Type") is None):
-                    break
-                if rec.length is None:
-                    break  # inside a shared member: not addressable, stop before it
-                records += 1
-                good = it.position
-    except (CorruptRecordError, RecordFormatError):
-        pass
-    return records, good
-
-
-def recover(path: str, output: Optional[str] = None, dry_run: bool = False) -> Recovered:
-    """Cut a file (normally ``NAME.open``) after its last whole record and rename it ``NAME``.
-
-    ``output`` names the result (default: ``path`` without ``.open``; an
-    existing file is never overwritten)."""
-    if output is None:
-        if not path.endswith(".open"):
-            raise ArchiveError(f"{path}: not an .open file (give an output name to recover it anyway)")
-        output = path[: -len(".open")]
-    if os.path.exists(output) and os.path.abspath(output) != os.path.abspath(path):
-        raise ArchiveError(f"{output}: exists already; recover to another name")
-    size = os.path.getsize(path)
-    records, good = valid_prefix(path)
-    if dry_run:
-        return Recovered(path, records, good, size - good)
-    with open(path, "r+b") as f:
-        f.truncate(good)
-        f.flush()
-        os.fsync(f.fileno())
-    os.rename(path, output)
-    fsync_dir(os.path.dirname(os.path.abspath(output)), strict=False)
-    return Recovered(output, records, good, size - good)
+def defect_summary(result: CheckResult) -> List[str]:
+    """One line per producer defect met in a file (lenient check): how many records, the first."""
+    lines = []
+    for name, d in DEFECTS.items():
+        found = [f for f in result.defects if f.defect == name]
+        if found:
+            n = len(found)
+            lines.append(f"{result.path}: {n} record{'s' if n != 1 else ''} with the producer defect {name} "
+                         f"(first at byte {found[0].offset}): {d.what}; not damage (-v lists them, "
+                         "--strict counts them as problems)")
+    return lines

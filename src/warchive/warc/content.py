@@ -72,7 +72,8 @@ class _Decoded(io.RawIOBase):
                 self._dec = None
                 return data
             return b""
-        self._first = False
+        if out:   # as warcio: a block counts as first until some bytes have come out
+            self._first = False
         return out
 
     def read(self, n: Optional[int] = -1) -> bytes:
@@ -136,8 +137,8 @@ def _chunked_blocks(stream: BinaryIO):
                 return
             data += more
         crlf = reader.read(2)
-        if crlf != b"\r\n":
-            yield line + data + crlf
+        if crlf != b"\r\n":   # warcio drops the two bytes it read in place of the CRLF
+            yield line + data
             yield from _raw_blocks(reader)
             return
         yield data

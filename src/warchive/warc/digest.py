@@ -8,12 +8,17 @@ Reading, ``Digest.parse`` takes every form met in archives and indexes: the
 label in any case (``SHA-1:`` too), base32 with or without padding in either
 case, base16 and base64 values (warcio's checker accepts them), and a bare
 value without a label, which is SHA-1 as CDX files (Wget's among them) write
-it. Two spellings of one digest are one ``Digest``.
+it. Two spellings of one digest are one ``Digest``. ``ALGORITHMS`` are those
+warchive writes and keys in binary files; ``CHECKED`` adds md5, sha224,
+sha384 and sha512, which ``warchive check`` verifies (``Digest.parse(text,
+table=CHECKED)``) because writers may label a digest with any algorithm
+(warcio's checker takes every name hashlib knows) but nothing else reads them.
 
 The payload of an HTTP message is its transfer-decoded entity body (WARC 1.1
 section 6.3.2; iipc/warc-specifications#22): ``dechunk`` removes the chunk
-framing of ``Transfer-Encoding: chunked`` bodies. This module must not
-import the reader or the writer.
+framing of ``Transfer-Encoding: chunked`` bodies held in memory, ``Dechunker``
+of bodies read piece by piece (the same rules). This module must not import
+the reader or the writer.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ class Algorithm:
 
     def __init__(self, name: str, code: int, size: int, new: Callable[..., Any]) -> None:
         self.name = name     # the label: "sha1"
-        self.code = code     # the byte naming it in binary files (the dedup digest index)
+        self.code = code     # the byte naming it in binary files (the dedup digest index); 0: none
         self.size = size     # digest bytes
         self.new = new       # a fresh hasher (update / digest), new(data) one with data in it
 
@@ -53,21 +58,29 @@ ALGORITHMS: Dict[str, Algorithm] = {a.name: a for a in (
     Algorithm("blake3", 3, 32, blake3.blake3),
 )}
 ALGORITHMS_BY_CODE: Dict[int, Algorithm] = {a.code: a for a in ALGORITHMS.values()}
+# read to be checked, never written nor keyed
+CHECKED: Dict[str, Algorithm] = {**ALGORITHMS, **{a.name: a for a in (
+    Algorithm("md5", 0, 16, hashlib.md5),
+    Algorithm("sha224", 0, 28, hashlib.sha224),
+    Algorithm("sha384", 0, 48, hashlib.sha384),
+    Algorithm("sha512", 0, 64, hashlib.sha512),
+)}}
 
 
-def algorithm(name: str) -> Algorithm:
-    """The algorithm of a label ("sha1", "SHA-1", "sha256", "blake3"); DigestError when unknown."""
-    a = ALGORITHMS.get(name)
+def algorithm(name: str, table: Dict[str, Algorithm] = ALGORITHMS) -> Algorithm:
+    """The algorithm of a label ("sha1", "SHA-1", "sha256", "blake3") in ``table``; DigestError
+    when unknown."""
+    a = table.get(name)
     if a is None:
-        a = ALGORITHMS.get(name.strip().lower().replace("-", ""))
+        a = table.get(name.strip().lower().replace("-", ""))
         if a is None:
-            raise DigestError(f"unknown digest algorithm {name!r} (one of {', '.join(ALGORITHMS)})")
+            raise DigestError(f"unknown digest algorithm {name!r} (one of {', '.join(table)})")
     return a
 
 
 def new_hasher(name: str) -> Any:
-    """A fresh hashlib-like object (update/digest) for the algorithm ``name``."""
-    return algorithm(name).new()
+    """A fresh hashlib-like object (update/digest) for the algorithm ``name`` (of ``CHECKED``)."""
+    return algorithm(name, CHECKED).new()
 
 
 _B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -170,19 +183,21 @@ class Digest:
         return f"Digest({self.label!r})"
 
     @classmethod
-    def parse(cls, text: str, default: Optional[str] = "sha1") -> "Digest":
+    def parse(cls, text: str, default: Optional[str] = "sha1",
+              table: Dict[str, Algorithm] = ALGORITHMS) -> "Digest":
         """Every form in which digests are written (module docstring); a value without a label
-        is of the algorithm ``default`` (None: a label is required). DigestError otherwise."""
+        is of the algorithm ``default`` (None: a label is required); the algorithms are those
+        of ``table``. DigestError otherwise."""
         name, sep, value = text.strip().partition(":")
         if not sep:
             if default is None:
                 raise DigestError(f"digest {text!r} has no algorithm label")
             name, value = default, name
         try:
-            alg = algorithm(name)
+            alg = algorithm(name, table)
         except DigestError:
             raise DigestError(f"digest {text!r}: unknown algorithm {name!r} "
-                              f"(one of {', '.join(ALGORITHMS)})") from None
+                              f"(one of {', '.join(table)})") from None
         value = value.strip()
         size = alg.size
         raw = _from_b32(value, size) or _from_b16(value, size) or _from_b64(value, size)
@@ -234,7 +249,10 @@ class Digest:
     @property
     def key(self) -> bytes:
         """The algorithm's code byte and the digest bytes: how binary files store it."""
-        return bytes((ALGORITHMS[self.algorithm].code,)) + self.raw
+        alg = ALGORITHMS.get(self.algorithm)
+        if alg is None:
+            raise DigestError(f"{self.algorithm} digests are checked, never stored in binary files")
+        return bytes((alg.code,)) + self.raw
 
     @property
     def is_empty(self) -> bool:
@@ -245,7 +263,7 @@ class Digest:
         return self.label
 
 
-_EMPTY: Dict[str, bytes] = {name: a.new().digest() for name, a in ALGORITHMS.items()}
+_EMPTY: Dict[str, bytes] = {name: a.new().digest() for name, a in CHECKED.items()}
 
 
 def is_empty_digest(text: Optional[str]) -> bool:
@@ -307,3 +325,77 @@ def dechunk(body: Any, start: int = 0) -> Optional[List[memoryview]]:
             pos += 1
         else:
             return None
+
+
+class Dechunker:
+    """``dechunk`` of a body fed piece by piece, in constant memory (chunk data is never
+    buffered): ``feed(data)`` returns the data pieces found in ``data`` (views into it).
+
+    ``ok`` is True once the last (zero) chunk has been read (what follows is
+    trailers, ignored), False as soon as the body is not well chunked (nothing
+    more is returned), None while it may still be either. Fed the whole of a
+    body, pieces and verdict are those of ``dechunk``: a body that ends before
+    its last chunk ends with ``ok`` None, which ``dechunk`` calls not well chunked.
+    """
+
+    __slots__ = ("ok", "_line", "_left", "_eol")
+
+    def __init__(self) -> None:
+        self.ok: Optional[bool] = None
+        self._line = b""      # the size line read so far
+        self._left = -1       # chunk data bytes still to come; -1: reading a size line
+        self._eol = 0         # after a chunk's data: 2 = expecting CR or LF, 1 = LF after a CR
+
+    def feed(self, data: Any) -> List[memoryview]:
+        mv = memoryview(data).cast("B")
+        b = bytes(mv) if not isinstance(data, bytes) else data
+        n = len(mv)
+        pos = 0
+        out: List[memoryview] = []
+        while pos < n and self.ok is None:
+            if self._left > 0:                      # chunk data
+                take = min(self._left, n - pos)
+                out.append(mv[pos : pos + take])
+                pos += take
+                self._left -= take
+                if self._left == 0:
+                    self._eol = 2
+            elif self._eol:                         # the line end after chunk data: CRLF or LF
+                c = b[pos]
+                if self._eol == 2 and c == 13:
+                    self._eol = 1
+                    pos += 1
+                elif c == 10:
+                    self._eol = 0
+                    self._left = -1
+                    pos += 1
+                else:
+                    self.ok = False
+            else:                                   # a size line, at most 1024 bytes with its LF
+                room = 1024 - len(self._line)
+                eol = b.find(b"\n", pos, pos + room)
+                if eol < 0:
+                    self._line += b[pos : pos + room]
+                    pos = min(n, pos + room)
+                    if len(self._line) >= 1024:
+                        self.ok = False
+                    continue
+                line = self._line + b[pos:eol]
+                self._line = b""
+                pos = eol + 1
+                self._size_line(line)
+        return out
+
+    def _size_line(self, raw: bytes) -> None:
+        line = raw.rstrip(b"\r").split(b";", 1)[0].strip()
+        try:
+            size = int(line, 16)
+        except ValueError:
+            self.ok = False
+            return
+        if size < 0 or line.startswith((b"-", b"+", b"0x", b"0X")):
+            self.ok = False
+        elif size == 0:
+            self.ok = True
+        else:
+            self._left = size

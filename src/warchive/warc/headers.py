@@ -194,6 +194,20 @@ def parse_head_py(buf: bytes, pos: int, end: int, final: bool) -> Optional[Head]
     return Head(status, fields, i, total)
 
 
+def warcio_head(head: Headers) -> Headers:
+    """A copy of a WARC head as warcio presents it after parsing: its WARC-Target-URI without <>
+    and with spaces as %20 (warcio fixes the first such field and writes the result over the
+    last, as here)."""
+    out = Headers(head.protocol, head.statusline, list(head.fields), head.total_len)
+    uri = out.get("WARC-Target-URI")
+    if uri is not None and uri.startswith("<") and uri.endswith(">"):
+        uri = uri[1:-1]
+        out.replace("WARC-Target-URI", uri)
+    if uri is not None and " " in uri:
+        out.replace("WARC-Target-URI", uri.replace(" ", "%20"))
+    return out
+
+
 WARC_PROTOCOLS = ("WARC/1.1", "WARC/1.0", "WARC/0.17", "WARC/0.18")
 
 

@@ -1,13 +1,19 @@
-"""``warchive recompress``: rewrite a WARC file as one gzip member (or zstd frame) per record.
+"""``warchive recompress``: rewrite a WARC or ARC file as one gzip member (or zstd frame) per
+WARC record.
 
 Files gzipped whole, with many records per member, with records split
 across members, or not compressed at all, cannot be indexed record by
 record. As ``warcio recompress`` does, each record is written again on its
-own — its head and block byte for byte, only the compression changes — and
-the output is published by atomic rename (warchive.durable.AtomicOutput).
-When the records cannot be read member by member, the whole file is
-inflated first (every member, one after another) and parsed as plain WARC.
-ARC files are refused (warcio converts them to WARC; we do not).
+own — a WARC record's head and block byte for byte, only the compression
+changes; an ARC record as the WARC record warcio writes for it
+(warchive.warc.arc2warc) — and the output is published by atomic rename
+(warchive.durable.AtomicOutput). When the records of a gzip file cannot be
+read member by member, the whole file is inflated first (every member, one
+after another) into a temporary file and read as a plain one.
+
+Every error names the input file: the reader's errors are restated with
+recompress's own remedy, and one met in the inflated copy says where in
+the inflated bytes it is.
 """
 
 from __future__ import annotations
@@ -20,10 +26,13 @@ from typing import IO, Optional
 from isal import igzip
 
 from ..durable import AtomicOutput
-from ..errors import ArchiveError, CorruptRecordError, UnsupportedFormatError
+from ..errors import ArchiveError, CorruptRecordError
+from .arc2warc import warc_record
 from .builder import CRLF2
 from .encode import Encoder
 from .reader import ArchiveIterator, Record
+
+REMEDY = "recompress copies whole, readable records only; warchive check says what is damaged"
 
 
 def _raw_head(rec: Record) -> bytes:
@@ -39,52 +48,59 @@ def _raw_head(rec: Record) -> bytes:
     return rec.headers.to_bytes()
 
 
-def _copy_records(src: str, out: AtomicOutput, encoder: Encoder) -> int:
+def _copy_records(path: str, name: str, out: AtomicOutput, encoder: Encoder) -> int:
+    """Write every record of the file ``path`` (called ``name`` in errors) into ``out``."""
     count = 0
     out.write(encoder.preamble)
-    with ArchiveIterator(src, verify=True, parse_http=False) as it:
+    with ArchiveIterator(path, verify=True, parse_http=False) as it:
         for rec in it:
-            if rec.format != "warc":
-                raise UnsupportedFormatError(f"{src}: ARC records cannot be recompressed as WARC "
-                                             "(convert them with warcio recompress)")
-            head = _raw_head(rec)
             block = rec.block().read()
             if rec.content_length is not None and len(block) != rec.content_length:
-                raise CorruptRecordError(src, rec.offset, "record is shorter than its Content-Length")
-            pieces, _ = encoder.encode(b"".join((head, block, CRLF2)))
+                raise CorruptRecordError(name, rec.offset, "record is shorter than its Content-Length", REMEDY)
+            if rec.format == "warc":
+                data = b"".join((_raw_head(rec), block, CRLF2))
+            else:
+                data = warc_record(rec, block).to_bytes()
+            pieces, _ = encoder.encode(data)
             for piece in pieces:
                 out.write(piece)
             count += 1
     return count
 
 
+def _is_gzip(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
 def _inflate_all(src: str, dst: IO[bytes]) -> None:
-    """Inflate every gzip member of src (or copy a non-gzip file) into the file object dst."""
-    with open(src, "rb") as f:
-        magic = f.read(2)
-    if magic == b"\x1f\x8b":
-        with igzip.open(src, "rb") as g:
-            shutil.copyfileobj(g, dst, 1 << 20)
-    else:
-        with open(src, "rb") as f:
-            shutil.copyfileobj(f, dst, 1 << 20)
+    """Inflate every gzip member of src into the file object dst."""
+    with igzip.open(src, "rb") as g:
+        shutil.copyfileobj(g, dst, 1 << 20)
 
 
 def recompress(src: str, dst: str, compression: str = "gzip", level: Optional[int] = None) -> int:
-    """Rewrite src into dst with one compressed unit per record; the number of records."""
+    """Rewrite src into dst with one compressed unit per WARC record; the number of records."""
     encoder = Encoder(compression, level, None)
     try:
         with AtomicOutput(dst) as out:
-            return _copy_records(src, out, encoder)
+            return _copy_records(src, src, out, encoder)
     except CorruptRecordError as first:
-        # records split over members, bad members boundaries: read the inflated whole instead
-        directory = os.path.dirname(os.path.abspath(dst))
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".recompress-", suffix=".warc") as plain:
-            try:
-                _inflate_all(src, plain)
-            except (OSError, EOFError) as e:
-                raise CorruptRecordError(src, first.offset, f"cannot be inflated: {e}",
-                                         "the file is damaged beyond recompression") from e
-            plain.flush()
+        if not _is_gzip(src):
+            raise first.restated(REMEDY) from first   # a plain or zstd file reads no other way
+        first_error = first
+    # records split over members, bad member boundaries: read the inflated whole instead
+    directory = os.path.dirname(os.path.abspath(dst))
+    with tempfile.NamedTemporaryFile(dir=directory, prefix=".recompress-", suffix=".warc") as plain:
+        try:
+            _inflate_all(src, plain)
+        except (OSError, EOFError) as e:
+            raise CorruptRecordError(src, first_error.offset, f"{first_error.problem}, and the file cannot be "
+                                     f"inflated as a whole ({e})", REMEDY) from e
+        plain.flush()
+        try:
             with AtomicOutput(dst) as out:
-                return _copy_records(plain.name, out, encoder)
+                return _copy_records(plain.name, src, out, encoder)
+        except CorruptRecordError as e:   # named after the temporary file: say which bytes of the input
+            raise CorruptRecordError(src, None, f"at byte {e.offset} of its inflated bytes: {e.problem}",
+                                     REMEDY) from e

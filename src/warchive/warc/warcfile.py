@@ -4,7 +4,7 @@ A record arrives encoded (warchive.warc.encode) and goes to the kernel in one
 ``writev``, so a killed process leaves the file valid up to its last complete
 record; a write that fails is cut off again. ``close()`` fsyncs the file,
 renames it and fsyncs the directory, so a file named without ``.open`` is
-complete; ``warchive recover`` (warchive.warc.check.recover) cuts a torn tail
+complete; ``warchive recover`` (warchive.warc.recover.recover) cuts a torn tail
 off an ``.open`` file. ``Written`` says where a record went. This module does
 not name files, roll them over or build records (warchive.warc.writer does).
 """

@@ -1,0 +1,208 @@
+"""One record of an archive file as `warcio extract` prints it: its heads, its payload, or both.
+
+``extract(source, offset, part, write)`` finds the record that starts at byte
+``offset`` and writes, byte for byte what warcio 1.8.1 writes:
+
+- ``"record"``: the WARC head, the HTTP head (when the record has one) and the
+  rest of the block as stored (not de-chunked, not decoded);
+- ``"headers"``: the two heads only;
+- ``"payload"``: the payload as a browser saw it (de-chunked and decoded, as
+  warcio's content stream is, by warchive.warc.content); the block of a record
+  without an HTTP head.
+
+The heads are warcio's re-serialisation, not the stored bytes: each line
+decoded (UTF-8, else Latin-1) and written as UTF-8 ``Name: value`` CRLF,
+continuation lines joined, a CRLF after the last. WARC-Target-URI is written
+as warcio presents it (``<...>`` removed, spaces as %20). An ARC record is
+written with warcio's ARC head (warcio reads it without converting it to WARC):
+a ``WARC/1.0`` line, then ``uri``, ``ip-address``, ``archive-date``,
+``content-type`` and ``length`` as they stand in the ARC line.
+
+``source`` is a path or a binary stream. A path that is not a regular file (a
+named pipe, /dev/stdin) and a stream are read forward: the first ``offset``
+bytes are skipped, so a stream's offsets count from where it stands.
+
+A wrong offset (past the end, inside a record, at blank lines) raises
+NoRecordError; a damaged record a CorruptRecordError child; both name the file
+and the byte. This module writes nothing but what ``write`` is given.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import zlib
+from typing import Any, BinaryIO, Callable, Optional, Union
+
+from ..errors import CorruptRecordError, GzipError, NoRecordError, TruncatedError, UnsupportedFormatError
+from .content import content_stream
+from .headers import Headers, decode_line, warcio_head
+from .reader import Record, open as open_archive
+
+PARTS = ("record", "headers", "payload")
+ARC_FIELDS = ("uri", "ip-address", "archive-date", "content-type", "length")
+ARC_LINE_MAX = 1 << 16   # the first line of an ARC record is read from this many bytes (compressed)
+CHUNK = 1 << 16
+PROBLEM_MAX = 120        # the reader quotes what it found; at a wrong offset that is compressed bytes
+
+Write = Callable[[bytes], object]
+Source = Union[str, os.PathLike[str], BinaryIO]
+
+
+def arc_head(line: bytes) -> Optional[Headers]:
+    """The head warcio gives the ARC record whose first line is ``line`` (None: not an ARC line)."""
+    parts = decode_line(line).rstrip().rsplit(" ", len(ARC_FIELDS) - 1)
+    if len(parts) != len(ARC_FIELDS):
+        return None
+    return Headers("WARC/1.0", "", list(zip(ARC_FIELDS, parts)))
+
+
+def heads(rec: Record, arc_line: Optional[bytes] = None) -> bytes:
+    """The WARC (or ARC) head and the HTTP head of ``rec`` as warcio writes them; an ARC record
+    needs its first line, ``arc_line``, as stored (the reader presents ARC records as WARC ones)."""
+    if rec.format == "arc":
+        head = arc_head(arc_line) if arc_line is not None else None
+        if head is None or head.get("ip-address") != rec.headers.get("WARC-IP-Address"):
+            raise ValueError(f"{arc_line!r} is not the first line of the ARC record at byte {rec.offset}")
+    else:
+        head = warcio_head(rec.headers)
+    out = head.to_bytes()
+    if rec.http:
+        out += rec.http.to_bytes()
+    return out
+
+
+def extract(source: Source, offset: int, part: str = "record", write: Optional[Write] = None) -> None:
+    """Write the record at byte ``offset`` of ``source`` (see the module docstring) to ``write``."""
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {PARTS}, not {part!r}")
+    if write is None:
+        raise ValueError("write is required")
+    if offset < 0:
+        raise ValueError("offset must not be negative")
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if not os.path.isfile(path):   # a named pipe, /dev/stdin: no seeking back
+            with io.open(path, "rb") as f:
+                return _extract_stream(f, path, offset, part, write)
+        size = os.path.getsize(path)
+        if offset >= size:
+            raise NoRecordError(path, offset, f"past the end of the file ({size} bytes)", _WHERE)
+        return _extract(path, path, offset, part, write, lambda: _read_at(path, offset))
+    name = getattr(source, "name", None)
+    return _extract_stream(source, name if isinstance(name, str) else None, offset, part, write)
+
+
+_WHERE = "warchive index --fields offset,warc-type,warc-target-uri lists the records"
+
+
+def _extract_stream(f: BinaryIO, name: Optional[str], offset: int, part: str, write: Write) -> None:
+    skipped = 0
+    while skipped < offset:
+        b = f.read(min(CHUNK, offset - skipped))
+        if not b:
+            raise NoRecordError(name, offset, f"past the end of the stream ({skipped} bytes)", _WHERE)
+        skipped += len(b)
+    prefix = _read_full(f, ARC_LINE_MAX)
+    if not prefix:
+        raise NoRecordError(name, offset, f"past the end of the stream ({offset} bytes)", _WHERE)
+    _extract(io.BufferedReader(_Prefixed(prefix, f, name)), name, offset, part, write, lambda: prefix)
+
+
+def _extract(src: Union[str, BinaryIO], name: Optional[str], offset: int, part: str, write: Write,
+             prefix: Callable[[], bytes]) -> None:
+    try:
+        with open_archive(src, offset=offset) as records:
+            rec = next(iter(records), None)
+            if rec is None:
+                raise NoRecordError(name, offset, "no record here, only blank lines up to the end", _WHERE)
+            if rec.offset != offset:
+                raise NoRecordError(name, offset, f"no record starts here (the next one starts at byte "
+                                    f"{rec.offset})", _WHERE)
+            if part != "payload":
+                write(heads(rec, _first_line(prefix(), name, offset) if rec.format == "arc" else None))
+            if part == "headers":
+                return
+            stream = content_stream(rec) if part == "payload" else rec.payload
+            while True:
+                b = stream.read(CHUNK)
+                if not b:
+                    return
+                write(b)
+    except CorruptRecordError as e:
+        raise _for_extract(e, offset) from e
+
+
+def _for_extract(e: CorruptRecordError, offset: int) -> CorruptRecordError:
+    """The reader's error with a remedy that names no option `extract` lacks."""
+    if isinstance(e, TruncatedError):
+        remedy = "the file is cut short, or the record's Content-Length is wrong"
+    elif isinstance(e, GzipError):
+        remedy = "the gzip member is damaged"
+    elif e.offset == offset:
+        remedy = f"is {offset} where a record starts? " + _WHERE
+    else:
+        remedy = "the record is damaged"
+    problem = e.problem if len(e.problem) <= PROBLEM_MAX else e.problem[:PROBLEM_MAX] + "..."
+    return type(e)(e.path, e.offset, problem, remedy)
+
+
+def _read_at(path: str, offset: int) -> bytes:
+    with io.open(path, "rb") as f:
+        f.seek(offset)
+        return f.read(ARC_LINE_MAX)
+
+
+def _first_line(prefix: bytes, name: Optional[str], offset: int) -> bytes:
+    """The first line of the record whose stored bytes begin with ``prefix`` (a gzip member, or
+    plain)."""
+    data = prefix
+    if prefix[:2] == b"\x1f\x8b":
+        try:
+            data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(prefix)
+        except zlib.error as e:
+            raise GzipError(name, offset, f"cannot inflate the record's first line: {e}",
+                            "the gzip member is damaged") from e
+    elif prefix[:4] == b"\x28\xb5\x2f\xfd":
+        raise UnsupportedFormatError(f"{name} at byte {offset}: extract does not read ARC records in "
+                                     "zstd frames (zstd -d makes a plain ARC file of it)")
+    nl = data.find(b"\n")
+    return data[: nl + 1] if nl >= 0 else data
+
+
+def _read_full(f: BinaryIO, n: int) -> bytes:
+    parts = []
+    while n > 0:
+        b = f.read(n)
+        if not b:
+            break
+        parts.append(b)
+        n -= len(b)
+    return b"".join(parts)
+
+
+class _Prefixed(io.RawIOBase):
+    """A forward-only stream: the bytes already read from ``f`` (``prefix``), then the rest of ``f``."""
+
+    def __init__(self, prefix: bytes, f: BinaryIO, name: Optional[str]) -> None:
+        super().__init__()
+        self._prefix = memoryview(prefix)
+        self._f = f
+        self.name = name
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def readinto(self, b: Any) -> int:
+        n = len(b)
+        if self._prefix:
+            k = min(n, len(self._prefix))
+            b[:k] = self._prefix[:k]
+            self._prefix = self._prefix[k:]
+            return k
+        data = _read_full(self._f, n)
+        b[: len(data)] = data
+        return len(data)

@@ -1,0 +1,108 @@
+"""`warchive check`: what it reports, in which words, with which exit status (warcio's verdicts:
+tests/differential/test_check_vs_warcio.py)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+import checkgen
+from warchive.warc.check import check_file
+from warchive.warc.verify import DEFECTS
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    return checkgen.generate(tmp_path_factory.mktemp("checkgen"))
+
+
+def run_check(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "warchive", "check", *map(str, args)], capture_output=True,
+                          text=True, errors="replace")
+
+
+@pytest.mark.parametrize("name, words", [
+    ("check_request_payload.warc", "WARC-Payload-Digest sha1:"),
+    ("check_get_payload.warc", "WARC-Payload-Digest sha1:"),
+    ("check_bad_base32.warc", "WARC-Payload-Digest is malformed: digest 'sha1:0189"),
+    ("check_wrong_size.warc", "WARC-Block-Digest is malformed: digest 'sha1:"),
+    ("check_unknown_algorithm.warc", "WARC-Block-Digest is malformed: digest 'crc32:0badc0de': unknown algorithm"),
+    ("check_no_label.warc", "WARC-Block-Digest is malformed: digest '"),
+    ("check_revisit_damaged.warc", "WARC-Block-Digest sha1:"),
+    ("check_empty_block.warc", "does not match the block, whose digest is sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
+])
+def test_each_problem_names_its_record(cases, name, words):
+    case = cases[name]
+    res = check_file(str(case.path))
+    rid = re.search(rb"WARC-Record-ID: (<[^>]+>)", case.records[case.record])[1].decode()
+    at = checkgen.offsets(case)[case.record]
+    assert not res.ok and [(f.offset, f.record_id) for f in res.problems] == [(at, rid)], res.problems
+    assert words in res.problems[0].message
+    r = run_check(case.path)
+    assert r.returncode == 1 and f"{case.path} at byte {at}: record {rid} " in r.stderr
+
+
+@pytest.mark.parametrize("name, defect", [("check_chunked_raw.warc", "chunked-payload-digest"),
+                                          ("check_wget_revisit.warc.gz", "wget-revisit-block-digest")])
+def test_producer_defects_are_named_and_fail_only_strict(cases, name, defect):
+    path = cases[name].path
+    res = check_file(str(path))
+    assert res.ok and [f.defect for f in res.defects] == [defect] and not res.warnings
+    assert res.defects[0].message.startswith(defect + ": ")
+    strict = check_file(str(path), strict=True)
+    assert not strict.ok and [f.defect for f in strict.problems] == [defect] and not strict.defects
+    r = run_check(path)
+    assert r.returncode == 0 and r.stderr == (f"warchive: warning: {path}: 1 record with the producer defect {defect} "
+                                              f"(first at byte {res.defects[0].offset}): {DEFECTS[defect].what}; "
+                                              "not damage (-v lists them, --strict counts them as problems)\n")
+    r = run_check("-v", path)
+    assert r.returncode == 0 and f"warchive: warning: {res.defects[0]}" in r.stderr
+    assert r.stdout == f"{path}: 2 records, 0 problems, 1 producer defects, 0 warnings\n"
+    r = run_check("--strict", path)
+    assert r.returncode == 1 and f"warchive: check: {path} at byte {res.defects[0].offset}: " in r.stderr
+
+
+def test_right_digests_in_every_spelling_pass(cases):
+    for name in ("check_correct.warc.gz", "check_md5_sha512.warc", "check_md5_hex.warc", "check_blake3.warc",
+                 "check_chunked_dechunked.warc", "check_segment.warc"):
+        res = check_file(str(cases[name].path), strict=True)
+        assert res.ok and not res.defects, (name, res.problems)
+    seg = check_file(str(cases["check_segment.warc"].path))
+    assert ["segment" in w.message for w in seg.warnings] == [True]
+    low = check_file(str(cases["check_lowercase_base32.warc"].path), strict=True)
+    assert low.ok and len(low.warnings) == 2 and all("lower case" in w.message for w in low.warnings)
+
+
+def test_a_gzip_member_of_several_records_is_one_problem(broken_archives):
+    for fid, offset in (("single_member.warc.gz", 0), ("two_records_one_member.warc.gz", 305)):
+        res = check_file(str(broken_archives[fid].path))
+        assert [f.offset for f in res.problems] == [offset] and res.records == 5
+        assert "warchive recompress" in res.problems[0].message
+
+
+def test_messages_name_only_the_options_check_has(broken_archives, cases, tmp_path):
+    """The reader's errors suggest --skip-errors (an option of index); check words them itself."""
+    opened = tmp_path / "x.warc.gz.open"
+    opened.write_bytes(broken_archives["truncated_gzip.warc.gz"].path.read_bytes())
+    paths = [b.path for b in broken_archives.values()] + [c.path for c in cases.values()] + [opened]
+    out = []
+    for p in paths:
+        for strict in ((), ("--strict",)):
+            r = run_check("-v", *strict, p)
+            out.append(r.stderr)
+    text = "\n".join(out)
+    assert set(re.findall(r"(?<![\w-])--?[a-z][\w-]*", text)) <= {"-v", "--strict"}, text
+    assert "warchive recover cuts it after its last whole record" in text     # the .open file
+    assert "(the file is cut short)" in text and "(the file is cut short, or the record's Content-Length is too large)" in text
+
+
+def test_remedies_are_checks_own(broken_archives):
+    res = {fid: check_file(str(b.path)) for fid, b in broken_archives.items()}
+    assert res["bad_crc.warc.gz"].problems[0].message.endswith(
+        "(the member's bytes are damaged: compare the file with another copy)")
+    assert res["not_a_warc.warc"].problems[0].message.endswith("(is it a WARC or ARC file?)")
+    assert res["content_length_long.warc"].problems[-1].message.endswith(
+        "(the record's head or Content-Length is wrong, or its bytes are damaged)")

@@ -1,0 +1,109 @@
+"""`warchive extract` where warcio has nothing to compare with: wrong offsets, damaged records,
+streams, usage errors. Each error is one line naming the file and the byte, exit status 1 (2 for a
+usage error); tests/differential/test_extract_vs_warcio.py holds the output to warcio's."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pytest
+
+from clibatch import run_batch
+from warchive.errors import ArchiveError, NoRecordError, TruncatedError
+from warchive.warc.extract import extract
+
+
+def _lines(source, offset, part="record"):
+    out: list = []
+    extract(source, offset, part, out.append)
+    return b"".join(out)
+
+
+def test_wrong_offsets_are_errors_naming_file_and_byte(valid_archives):
+    plain = valid_archives["get_pairs.warc"]
+    gz = valid_archives["get_pairs.warc.gz"]
+    second = plain.member_offsets[1]
+    size = plain.member_offsets[-1]
+    cases = [
+        (plain.path, size, "past the end of the file"),
+        (plain.path, size + 100, "past the end of the file"),
+        (plain.path, second - 4, f"no record starts here (the next one starts at byte {second})"),  # its CRLFCRLF
+        (plain.path, size - 4, "no record here, only blank lines up to the end"),
+        (plain.path, 2, "not a WARC or ARC record"),
+        (gz.path, gz.member_offsets[1] + 1, "not a WARC or ARC record"),
+    ]
+    argvs = [["extract", p, off] for p, off, _ in cases]
+    for (p, off, problem), (rc, out, err) in zip(cases, run_batch(argvs)):
+        assert rc == 1, (off, err)
+        assert out == b""
+        assert err.startswith(f"warchive: error: {p} at byte {off}: "), err
+        assert problem in err and "--skip-errors" not in err, err
+        assert err.count("\n") == 1
+    with pytest.raises(NoRecordError) as e:
+        _lines(plain.path, second - 4)
+    assert (e.value.path, e.value.offset) == (str(plain.path), second - 4)
+
+
+def test_a_damaged_record_is_an_error_after_what_could_be_read(broken_archives):
+    cases = []
+    for name in ("truncated_gzip.warc.gz", "truncated_plain.warc", "bad_crc.warc.gz", "garbage_between_members.warc.gz"):
+        bf = broken_archives[name]
+        cases.append((bf.path, bf.bad_offset))
+    for (p, off), (rc, out, err) in zip(cases, run_batch([["extract", p, off, "--payload"] for p, off in cases])):
+        assert rc == 1, (p, err)
+        assert err.startswith(f"warchive: error: {p} at byte "), err
+        assert "--skip-errors" not in err, err
+    bf = broken_archives["truncated_plain.warc"]
+    with pytest.raises(TruncatedError) as e:
+        _lines(bf.path, bf.bad_offset)
+    assert e.value.offset == bf.bad_offset
+
+
+def test_streams_read_forward(valid_archives):
+    fx = valid_archives["example.arc.gz"]
+    data = fx.path.read_bytes()
+    off = fx.member_offsets[2]
+    assert _lines(io.BytesIO(data), off) == _lines(fx.path, off)
+    assert _lines(io.BytesIO(data[off:]), 0) == _lines(fx.path, off)   # a stream's offsets count from its start
+    with pytest.raises(NoRecordError, match="past the end of the stream"):
+        _lines(io.BytesIO(data), len(data) + 5)
+    r = subprocess.run([sys.executable, "-m", "warchive", "extract", "-", str(len(data))], input=data,
+                       capture_output=True, text=False, timeout=120)
+    assert r.returncode == 1
+    assert r.stderr.decode().startswith(f"warchive: error: <stdin> at byte {len(data)}: past the end of the stream")
+
+
+def test_library_arguments():
+    with pytest.raises(ValueError):
+        extract("x.warc", 0, "body", print)
+    with pytest.raises(ValueError):
+        extract("x.warc", -1, "record", print)
+    assert issubclass(NoRecordError, ArchiveError)
+
+
+def test_usage_errors(valid_archives):
+    p = valid_archives["get_pairs.warc"].path
+    got = run_batch([["extract", p, "-5"], ["extract", p, "0", "--headers", "--payload"], ["extract", p, "x"],
+                     ["extract", p], ["extract", p.parent / "missing.warc", "0"]])
+    assert [rc for rc, _, _ in got] == [2, 2, 2, 2, 1]
+    assert "usage: warchive extract" in got[0][2] and "OFFSET must not be negative" in got[0][2]
+    assert "not allowed with argument" in got[1][2]
+    assert "no such file" in got[4][2]
+
+
+def test_zstd_frames_give_the_records_of_the_plain_file(valid_archives, tmp_path):
+    """warcio reads no .warc.zst; a frame's record is printed as the same record of the plain file."""
+    import warchive.warc
+    from warchive.warc.recompress import recompress
+
+    plain = valid_archives["kitchen_sink.warc"].path
+    zst = tmp_path / "kitchen_sink.warc.zst"
+    recompress(str(plain), str(zst), "zstd")
+    with warchive.warc.open(zst) as a, warchive.warc.open(plain) as b:
+        pairs = [(x.offset, y.offset) for x, y in zip(a, b)]
+    assert len(pairs) == 124
+    for x, y in pairs:
+        for part in ("record", "headers", "payload"):
+            assert _lines(zst, x, part) == _lines(plain, y, part), (x, part)

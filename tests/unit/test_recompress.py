@@ -1,0 +1,70 @@
+"""`warchive recompress`: ARC in, WARC out; every error names the input file (the records as warcio
+writes them: tests/differential/test_recompress_vs_warcio.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from warchive.warc.check import check_file
+from warchive.warc.reader import ArchiveIterator
+from warchive.warc.recompress import recompress
+
+
+def run(*argv) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "warchive", "recompress", *map(str, argv)], capture_output=True,
+                          text=True, errors="replace")
+
+
+@pytest.mark.parametrize("name", ["example.arc", "example.arc.gz"])
+def test_arc_becomes_warc(valid_archives, tmp_path, name):
+    fx = valid_archives[name]
+    out = tmp_path / "out.warc.gz"
+    assert recompress(str(fx.path), str(out)) == len(fx.records)
+    with ArchiveIterator(str(out)) as it:
+        got = [(r.format, r.type, r.target_uri, r.headers.protocol) for r in it]
+    assert got == [("warc", t, u, "WARC/1.0") for t, u in fx.records]
+    res = check_file(str(out), strict=True)
+    assert res.ok and not res.warnings, res.problems
+
+
+def _damaged(broken_archives, valid_archives, tmp_path) -> dict:
+    files = {fid: b.path for fid, b in broken_archives.items()
+             if b.expect != "read" and fid not in ("empty.warc.gz", "control_bytes_header.warc")}
+    arc = valid_archives["example.arc"].path.read_bytes()
+    (tmp_path / "cut.arc").write_bytes(arc[: len(arc) - 40])
+    gz = valid_archives["example.arc.gz"].path.read_bytes()
+    (tmp_path / "cut.arc.gz").write_bytes(gz[: len(gz) - 30])
+    files.update({"cut.arc": tmp_path / "cut.arc", "cut.arc.gz": tmp_path / "cut.arc.gz"})
+    return files
+
+
+def test_every_error_names_the_input(broken_archives, valid_archives, tmp_path):
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    refused = 0
+    for fid, path in _damaged(broken_archives, valid_archives, tmp_path).items():
+        out = outdir / "out.warc.gz"
+        r = run(path, out)
+        if fid in ("single_member.warc.gz", "two_records_one_member.warc.gz"):
+            assert r.returncode == 0, r.stderr      # what recompress is for
+            out.unlink()
+            continue
+        refused += 1
+        assert r.returncode == 1, (fid, r.stdout)
+        lines = r.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"warchive: error: {path}"), (fid, r.stderr)
+        assert ".recompress-" not in r.stderr and "--skip-errors" not in r.stderr, r.stderr
+        assert "warchive check says what is damaged" in r.stderr
+        assert os.listdir(outdir) == [], fid        # nothing published, no temporary file left
+    assert refused == 12
+
+
+def test_an_error_in_the_inflated_whole_says_where(broken_archives, tmp_path):
+    path = broken_archives["not_a_warc_gz.warc.gz"].path
+    r = run(path, tmp_path / "out.warc.gz")
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"warchive: error: {path}: at byte 0 of its inflated bytes: not a WARC or ARC record")
