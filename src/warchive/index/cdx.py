@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Optiona
 
 from .._ext import cdx_lines
 from .._ext.gzip_members import FORMAT_GZIP, Reader
-from .._ext.surt import surt_flags
+from .._ext.surt import DEFAULT_FLAGS as DEFAULT_SURT_FLAGS, surt_flags
 from ..errors import ArchiveError, RecordFormatError
 from ..surt import surt_or_url
 from ..timestamps import iso_date_to_timestamp
@@ -322,7 +322,7 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
     records = opts.records
     if records is not None and records != "all" and list(records) == list(DEFAULT_RECORDS):
         records = None  # as cdxj-indexer (and wanted()): the default list given explicitly is the default
-    flags = surt_flags(**opts.surt_options) if opts.surt_options else cdx_lines.DEFAULT_SURT_FLAGS
+    flags = surt_flags(**opts.surt_options) if opts.surt_options else DEFAULT_SURT_FLAGS
     ix = cdx_lines.LineIndexer(path, fname, cdx11=opts.cdx11, records=records, verify=opts.verify,
                                start=start, stop=-1 if stop is None else stop, surt_flags=flags)
     ref: Optional[_Reference] = None
