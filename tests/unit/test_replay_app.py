@@ -13,59 +13,14 @@ from email.utils import format_datetime, parsedate_to_datetime
 import pytest
 from starlette.testclient import TestClient
 
-from warcgen import rid, w_http, write_warc
+from replaysite import EVIL_URL, PNG, SHOT, TS1, TS2, TS3, VIDEO, VIEW, page, write_site
 from warchive.collection import Collection
 from warchive.replay.app import create_app
-
-D1, D2, D3 = "2020-01-01T00:00:00Z", "2021-06-15T12:00:00Z", "2022-12-31T23:59:59Z"
-TS1, TS2, TS3 = "20200101000000", "20210615120000", "20221231235959"
-
-
-def page(n: int) -> bytes:
-    return (f"<!doctype html><html><head><title>Page {n}</title></head>"
-            f"<body><p>version {n}</p><img src=\"/logo.png\"></body></html>").encode()
-
-
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
-VIDEO = bytes((i * 7) % 251 for i in range(300_000))
-EVIL_URL = 'http://example.com/q?x="><script>alert(1)</script>'
-
-
-def resp(name, uri, date, body, ctype="text/html; charset=utf-8", status="200 OK", extra=()):
-    headers = [("Content-Type", ctype), ("Content-Length", str(len(body)))] + list(extra)
-    return w_http("response", name, uri, "HTTP/1.1", status, headers, body, date=date)
-
-
-def req(name, uri, date, method="GET", body=b"", ctype=None, concurrent=None):
-    path = "/" + uri.split("/", 3)[3] if uri.count("/") >= 3 else "/"
-    h = [("Host", uri.split("/")[2])]
-    if ctype:
-        h.append(("Content-Type", ctype))
-    if body:
-        h.append(("Content-Length", str(len(body))))
-    extra = {"WARC-Concurrent-To": rid(concurrent)} if concurrent else {}
-    return w_http("request", name, uri, method, f"{path} HTTP/1.1", h, body, date=date, **extra)
-
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     d = tmp_path_factory.mktemp("replay")
-    recs = [resp("p1", "http://example.com/", D1, page(1)),
-            resp("p2", "http://example.com/", D2, page(2)),
-            resp("p3", "http://example.com/", D3, page(3)),
-            resp("logo", "http://example.com/logo.png", D1, PNG, "image/png"),
-            resp("video", "http://example.com/v.mp4", D1, VIDEO, "video/mp4"),
-            resp("redir", "http://example.com/old", D1, b"", status="301 Moved Permanently",
-                 extra=[("Location", "http://example.com/")]),
-            resp("evil", EVIL_URL, D1, b"<html><head><title>\"><script>alert(2)</script></title></head></html>"),
-            req("post/req", "http://example.com/form", D2, "POST", b"q=archive&n=1",
-                "application/x-www-form-urlencoded"),
-            w_http("response", "post/resp", "http://example.com/form", "HTTP/1.1", "200 OK",
-                   [("Content-Type", "text/plain"), ("Content-Length", "11")], b"posted: yes", date=D2,
-                   **{"WARC-Concurrent-To": rid("post/req")}),
-            resp("get-form", "http://example.com/form", D1, b"the form", "text/plain")]
-    write_warc(d, "site", recs)
-    Collection.init(str(d / "colls" / "web")).add([str(d / "site.warc.gz")])
+    Collection.init(str(d / "colls" / "web")).add([str(write_site(d))])
     return d / "colls"
 
 
@@ -258,6 +213,8 @@ def test_timemap_link(client):
     assert r.status_code == 200 and r.headers["content-type"] == "application/link-format"
     rels = [m.group(1) for m in re.finditer(r'rel="([^"]+)"', r.text)]
     assert rels[:3] == ["self", "timegate", "original"] and rels.count("memento") == 3
+    r2 = client.get("/web/timemap/link/http://example.com/", headers={"Accept-Datetime": "Sat, 31 Dec 2022 00:00:00 GMT"})
+    assert r2.text == r.text    # a TimeMap is not negotiated in time (pywb reads it as a FROM)
     assert client.get("/web/timemap/link/http://example.com/never").status_code == 404
 
 
@@ -269,3 +226,58 @@ def test_the_app_mounts_under_a_prefix(root):
     r = c.get(f"/archive/web/{TS1}mp_/http://example.com/")
     assert r.status_code == 200 and b"version 1" in r.content
     assert b'"prefix":"http://testserver/archive/web/"' in r.content
+
+
+def test_the_banner_names_the_pages_screenshots_and_links_them(client):
+    html = client.get(f"/web/{TS2}/http://example.com/").text
+    links = dict((label, href) for href, label in
+                 re.findall(r'<a class="wa-res" href="([^"]+)"[^>]*>([^<]+)</a>', html))
+    assert len(links) == 2, html
+    got = {client.get(href.replace("&amp;", "&")).content for href in links.values()}
+    assert got == {SHOT, VIEW}
+    assert any(label.startswith("screenshot") for label in links)
+    assert any(label.startswith("view screenshot") for label in links)
+
+
+def test_with_a_replay_host_pages_run_on_their_own_origin(root):
+    app = create_app(str(root), replay_host="http://replay.test:9000")
+    main = TestClient(app, base_url="http://127.0.0.1:8080")
+    html = main.get(f"/web/{TS2}/http://example.com/").text
+    m = re.search(r'<iframe id="wa-frame"([^>]*)>', html)
+    assert f'src="http://replay.test:9000/web/{TS2}mp_/http://example.com/"' in m.group(1)
+    assert "sandbox" not in m.group(1)
+    for mod in ("mp_", "id_", "im_"):   # no archived bytes on the banner's origin
+        r = main.get(f"/web/{TS2}{mod}/http://example.com/", follow_redirects=False)
+        assert r.status_code == 307
+        assert r.headers["location"] == f"http://replay.test:9000/web/{TS2}{mod}/http://example.com/"
+    other = TestClient(app, base_url="http://replay.test:9000")
+    r = other.get(f"/web/{TS2}mp_/http://example.com/")
+    assert r.status_code == 200 and b"version 2" in r.content
+    assert "access-control-allow-origin" not in r.headers
+    r = other.get(f"/web/{TS2}/http://example.com/")   # no banner on the replay origin: the page itself
+    assert b"version 2" in r.content and b"wa-frame" not in r.content
+
+
+def test_a_missing_slash_is_redirected_as_pywb_does(frameless):
+    r = frameless.get(f"/web/{TS1}mp_/http://example.com/docs", follow_redirects=False)
+    assert r.status_code == 307
+    assert r.headers["location"].endswith(f"/web/{TS1}mp_/http://example.com/docs/")
+    r = frameless.get(f"/web/{TS1}mp_/http://example.com", follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"].endswith(f"/web/{TS1}mp_/http://example.com/")
+
+
+def test_replay_never_opens_a_network_connection(client, monkeypatch):
+    import socket
+    tried = []
+
+    def refuse(self, address):
+        tried.append(address)
+        raise OSError("no network in replay")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: refuse(None, a[0]))
+    for path in (f"/web/{TS2}/http://example.com/", f"/web/{TS2}mp_/http://example.com/",
+                 "/web/mp_/http://example.com/logo.png", "/web/timemap/link/http://example.com/",
+                 "/web/*/example.com/*", "/web/2020mp_/http://never.example/", f"/web/{TS1}mp_/http://example.com/old"):
+        client.get(path, follow_redirects=False)
+    assert tried == []

@@ -23,42 +23,40 @@ import json
 import logging
 import mimetypes
 import os
+import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import parse_qsl, quote, unquote
-
-from starlette.datastructures import URL
 
 from ..errors import ArchiveError, CaptureNotFound
 from ..index.query import Answer
 from .client import STATIC
 from .collections import CollectionUnavailable, Collections, Served
 from .config import ReplayConfig
-from .pages import captures_page, collections_page, error_page, frame_page, home_page, urls_page
+from ..warc.screenshot import OTHER_PREFIXES, SCREENSHOT_PREFIX
+from .pages import captures_page, collections_page, error_page, frame_page, home_page, human_date, urls_page
 from .replayer import BadRequest, Reply, Replayer, Request
 from .screenshots import find_screenshots
-from .urls import ArchivalUrl, ArchivalUrlError
+from .memento import TIMEMAP_TYPES, timemap_cdxj, timemap_headers, timemap_json, timemap_link
+from .urls import ArchivalUrl, ArchivalUrlError, UrlRewriter
 
 log = logging.getLogger("warchive.serve")
 
 Scope = Dict[str, Any]
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 URL_LIST_LIMIT = 1000
+RESOURCES_SHOWN = 4      # associated resources named in the banner, closest first
 # The top frame's: the banner loads its own assets only, and its iframe may show the archive
 # only (frame-src, added with the replay host): a page that navigates its frame to the live web
 # is stopped by the browser before a request leaves.
 FRAME_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
              "object-src 'none'; base-uri 'none'; form-action 'self'")
-TIMEMAP_TYPES = {"link": "application/link-format", "json": "text/x-ndjson", "cdxj": "text/x-cdxj"}
 
 
 def query_string(scope: Scope) -> str:
-    """The request's query string, as Starlette's ``request.url.query`` gives it, without
-    building the URL (a tenth of a request's time): urlsplit drops tabs and line breaks and
-    ends the query at `#`, so a query string holding one is left to Starlette."""
-    qs: str = scope.get("query_string", b"").decode()
-    if "#" in qs or "\t" in qs or "\n" in qs or "\r" in qs:
-        return str(URL(scope=scope).query)
-    return qs
+    """The request's query string as the client sent it (as WSGI's QUERY_STRING, which pywb
+    reads: bytes as Latin-1 characters)."""
+    qs: bytes = scope.get("query_string", b"")
+    return qs.decode("latin-1")
 
 
 def _raw_path(scope: Scope) -> str:
@@ -311,10 +309,14 @@ class ReplayApp:
         index = served.loader.index
         if index is not None and ts:
             try:
-                for c in find_screenshots(index, url, closest=ts)[:3]:
-                    resources.append((f"screenshot {c.timestamp}", full + str(ArchivalUrl(c.url or "", c.timestamp, "id_"))))
+                shots = find_screenshots(index, url, closest=ts, prefixes=(SCREENSHOT_PREFIX,) + OTHER_PREFIXES)
             except ArchiveError:
-                pass
+                shots = []
+            for c in shots[:RESOURCES_SHOWN]:
+                kind = (c.url or "urn:screenshot:").split(":", 2)[1]
+                label = "screenshot" if kind == "screenshot" else f"{kind} screenshot"
+                resources.append((f"{label} ({human_date(c.timestamp)})",
+                                  full + str(ArchivalUrl(c.url or "", c.timestamp, "id_"))))
         body = frame_page(coll=served.name, url=url, timestamp=ts, captures=f["captures"],
                           content_url=str(f["content_url"]), full_prefix=full, static=self.static_url(req),
                           coll_url=f"{req.app_prefix}/{quote(served.name)}/", banner=self.config.banner,
@@ -343,34 +345,43 @@ class ReplayApp:
                      iter([body]))
 
     def _timemap(self, served: Served, rest: str, qs: str, req: Request) -> Reply:
-        fmt, _, url = rest.partition("/")
-        if fmt not in TIMEMAP_TYPES or not url:
-            return self._error(req, 404, "Not found", f"no TimeMap format {fmt!r} (link, json, cdxj)", served)
-        url = url + ("?" + qs if qs else "")
+        """``timemap/FORM/[FROM[*TO]/]URL``: the TimeMap of URL (a page of it, from FROM)."""
+        form, _, target = rest.partition("/")
+        if form not in TIMEMAP_TYPES or not target:
+            return self._error(req, 404, "Not found", f"no TimeMap form {form!r} (link, json, cdxj)", served)
+        m = _RANGE.match(target)
+        lo, hi = (m.group(1), m.group(3) or "") if m else ("", "")
+        if m:
+            target = target[m.end():]
+        target += "?" + qs if qs else ""
         try:
-            target = ArchivalUrl.parse(url).url
+            page = ArchivalUrl(target, lo, end_timestamp=hi, type="query")
         except ArchivalUrlError as e:
             return self._error(req, 400, "Bad URL", str(e), served)
         full = f"{req.host_prefix}{req.app_prefix}/{served.name}/"
-        out = {"link": "link", "json": "json", "cdxj": "cdxj"}[fmt]
-        params = {"url": target, "output": out, "matchType": "exact", "allowFuzzy": "false"}
-        if fmt == "link":
-            params["memento_format"] = full + "{timestamp}/{url}"
+        rw = UrlRewriter(page, full, full)
+        params: Dict[str, Any] = {"matchType": "exact", "allowFuzzy": "false"}
+        if lo:
+            params["from"] = lo
+        if hi:
+            params["to"] = hi
         try:
-            ans = served.engine.answer(params)
-            text = b"".join(ans.body).decode("utf-8")
+            caps = self._query(served, page.url, **params)
         except ArchiveError as e:
             return _json(500, f"collection {served.name!r}: {e}")
-        if not text.strip():
-            return self._error(req, 404, "Not in the archive", f"{target} is not in the collection {served.name}", served)
-        if fmt == "link":
-            first = text.split('datetime="', 1)
-            head = f'<{full}timemap/link/{target}>; rel="self"; type="application/link-format"'
-            if len(first) == 2:
-                head += f'; from="{first[1].split(chr(34), 1)[0]}"'
-            text = f'{head},\n<{full}{target}>; rel="timegate",\n<{target}>; rel="original",\n{text}'
-        body = text.encode("utf-8")
-        return Reply(200, [("Content-Type", TIMEMAP_TYPES[fmt]), ("Content-Length", str(len(body)))], iter([body]))
+        if form == "link":
+            body = timemap_link(caps, rw, replay_mod=self.replayer.replay_mod)
+        else:
+            body = (timemap_json if form == "json" else timemap_cdxj)(caps) or None
+        if not body:
+            return self._error(req, 404, "Not in the archive", f"{page.url} is not in the collection {served.name}",
+                               served)
+        # pywb answers its TimeMap route as a TimeGate would (Vary: accept-datetime): kept, harmless
+        head = timemap_headers(rw, form) + [("Vary", "accept-datetime"), ("Content-Length", str(len(body)))]
+        return Reply(200, head, iter([body]))
+
+
+_RANGE = re.compile(r"([0-9]+)(\*([0-9]*))?/")
 
 
 def _html(status: int, body: bytes, extra: Optional[List[Tuple[str, str]]] = None) -> Reply:

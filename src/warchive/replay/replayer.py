@@ -26,19 +26,17 @@ name inside the collection's archive directories.
 
 from __future__ import annotations
 
-import calendar
 import io
 import re
 from dataclasses import dataclass, field
-from datetime import timezone
-from email.utils import formatdate, parsedate_to_datetime
 from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, cast
+
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ArchiveError, CaptureNotFound
 from ..index.capture import Capture
 from ..index.postbody import method_query
 from ..index.query import timestamp_seconds
-from ..timestamps import timestamp_to_datetime
 from ..warc.content import decoded_stream, decodes
 from .client import client_insert
 from .collections import Served
@@ -46,6 +44,8 @@ from .config import ReplayConfig
 from .content import DEFAULT_CONTENT_TYPES, REWRITE_TYPES, SNIFF_BYTES, BodyRewriter, body_rewriter, charset_of, mime_of, text_type
 from .headers import rewrite_headers
 from .load import LoadedCapture
+from .memento import (MementoError, Timeline, frame_headers, memento_headers, parse_accept_datetime,
+                      redirect_headers, warc_date_http_date)
 from .urls import ArchivalUrl, UrlRewriter
 
 CHUNK = 64 * 1024
@@ -87,11 +87,6 @@ class Reply:
     frame: Optional[Dict[str, Any]] = None   # the top frame to render (pages.frame_page's arguments)
 
 
-def http_date(ts: str) -> str:
-    """A 14-digit timestamp as an HTTP-date (Memento-Datetime)."""
-    return formatdate(calendar.timegm(timestamp_to_datetime(ts).utctimetuple()), usegmt=True)
-
-
 def _reason(statusline: str) -> Tuple[int, str]:
     code, _, reason = statusline.partition(" ")
     try:
@@ -121,13 +116,18 @@ class Replayer:
         if is_timegate:
             accept = req.headers.get("accept-datetime")
             if accept:
-                ts = parse_accept_datetime(accept)
-                if ts is None:
-                    raise BadRequest(f"Accept-Datetime {accept!r} is not an HTTP-date")
-                timestamp = ts
+                try:
+                    timestamp = parse_accept_datetime(accept)
+                except MementoError as e:
+                    raise BadRequest(str(e)) from None
         rel, full, content_prefix = self.prefixes(served, req)
-        if self.config.framed_replay and aurl.modifier == "" and not self._frame_bypass(req):
+        host = self.config.replay_host
+        on_replay_host = host is not None and req.host_prefix.rstrip("/") == host
+        if self.config.framed_replay and aurl.modifier == "" and not self._frame_bypass(req) and not on_replay_host:
             return self._top_frame(served, aurl, timestamp, is_timegate, full, content_prefix)
+        if host is not None and not on_replay_host:
+            # an archived page never runs on the banner's origin: to the replay host with it
+            return Reply(307, [("Location", content_prefix + str(aurl)), ("Content-Length", "0")])
         return self._memento(served, aurl, timestamp, is_timegate, req, rel, full)
 
     def _frame_bypass(self, req: Request) -> bool:
@@ -146,12 +146,12 @@ class Replayer:
         closest = _closest(caps, timestamp or LATEST)
         ts = closest.timestamp if closest is not None else timestamp
         headers: List[Tuple[str, str]] = [("Content-Type", "text/html; charset=utf-8")]
+        timeline = Timeline(caps)
         if self.config.redirect_to_exact and closest is not None and (is_timegate or aurl.timestamp != ts):
-            return self._to_exact(served, closest.url or aurl.url, ts, "", caps, full, is_timegate)
+            return self._to_exact(served, closest, timeline, "", full, is_timegate, None)
         if self.config.enable_memento and closest is not None:
-            headers.append(("Link", memento_link_header(aurl.url, full, caps, closest, served.name, mod="mp_")))
-            if is_timegate:
-                headers.append(("Vary", "accept-datetime"))
+            rw = UrlRewriter(ArchivalUrl(aurl.url, ts or "", ""), full, full)
+            headers += frame_headers(timeline, closest, rw, replay_mod=self.replay_mod, timegate=is_timegate)
         frame = {"coll": served.name, "url": aurl.url, "timestamp": ts or "", "captures": caps,
                  "closest": closest, "content_url": content_prefix + str(ArchivalUrl(aurl.url, ts or "", "mp_")
                                                                           if ts else ArchivalUrl(aurl.url, "", "mp_")),
@@ -176,8 +176,21 @@ class Replayer:
             return aurl.url + suffix if suffix else aurl.url
         return aurl.url
 
+    def _slash_redirect(self, aurl: ArchivalUrl, full: str, rel: str) -> Reply:
+        """307 to the same archival URL with a ``/`` ending the path (pywb's send_redirect): an
+        empty path, or a capture whose URL has the slash the request lacks, so that the page's
+        relative links resolve as they did."""
+        parts = urlsplit(aurl.url)
+        url = urlunsplit((parts.scheme, parts.netloc, (parts.path or "") + "/", parts.query, parts.fragment))
+        h = [("Location", UrlRewriter(aurl, full, full, rel_prefix=rel).rewrite(url)), ("Content-Length", "0")]
+        if self.config.enable_memento:
+            h.append(("Link", f'<{url}>; rel="original"'))
+        return Reply(307, h)
+
     def _memento(self, served: Served, aurl: ArchivalUrl, timestamp: str, is_timegate: bool, req: Request,
                  rel: str, full: str) -> Reply:
+        if aurl.url.startswith(("http:", "https:")) and not urlsplit(aurl.url).path:
+            return self._slash_redirect(aurl, full, rel)
         lookup = self._lookup_url(aurl, req)
         try:
             cap = served.loader.load_closest(lookup, timestamp or LATEST, fuzzy=self.config.fuzzy_match,
@@ -200,10 +213,16 @@ class Replayer:
         cap_ts = str(cdx.get("timestamp") or "")
         fuzzy = cap_url != aurl.url and str(cdx.get("is_fuzzy", "")) == "1"
         modifier = aurl.modifier
+        if (urlsplit(cap_url).path.endswith("/") and not urlsplit(aurl.url).path.endswith("/")
+                and aurl.url.startswith(("http:", "https:"))):
+            cap.close()
+            return self._slash_redirect(aurl, full, rel)
         caps = self._captures_of(served, cap_url) if self.config.enable_memento else []
+        timeline = Timeline(caps)
+        warc_date = cap.warc_headers.get("WARC-Date")
         if self.config.redirect_to_exact and (fuzzy or is_timegate or aurl.timestamp != cap_ts):
             cap.close()
-            return self._to_exact(served, cap_url, cap_ts, modifier, caps, full, is_timegate)
+            return self._to_exact(served, cdx, timeline, modifier, full, is_timegate, warc_date)
 
         page = ArchivalUrl(cap_url, cap_ts, modifier)
         rewriter = UrlRewriter(page, full, full, rel_prefix=rel)
@@ -227,12 +246,11 @@ class Replayer:
             new_type = ctype.replace(mime_of(ctype), DEFAULT_CONTENT_TYPES[kind], 1)
             head = [(k, new_type if k.lower() == "content-type" else v) for k, v in head]
         if self.config.enable_memento:
-            head.append(("Memento-Datetime", http_date(cap_ts)))
-            head.append(("Link", memento_link_header(cap_url, full, caps, cdx, served.name, mod=modifier)))
-            if is_timegate:
-                head.append(("Vary", "accept-datetime"))
-        if (is_timegate or fuzzy) and not self.config.redirect_to_exact:
-            head.append(("Content-Location", full + str(ArchivalUrl(cap_url, cap_ts, modifier))))
+            mh = memento_headers(timeline, cdx, rewriter, replay_mod=self.replay_mod, warc_date=_valid(warc_date),
+                                 timegate=is_timegate)
+            if self.config.redirect_to_exact:   # (pywb: every memento is then exact, no Content-Location)
+                mh = [(k, v) for k, v in mh if k != "Content-Location"]
+            head += mh
         if modifier != "id_":
             head.append(("Content-Security-Policy", CSP))
         if not self.config.replay_host and self.config.framed_replay:
@@ -262,16 +280,21 @@ class Replayer:
         head.append(("Content-Length", str(size)))
         return Reply(status, head, iter(held), capture=capture)
 
-    def _to_exact(self, served: Served, url: str, ts: str, modifier: str, caps: List[Capture], full: str,
-                  is_timegate: bool) -> Reply:
+    def _to_exact(self, served: Served, cap: Mapping[str, Any], timeline: Timeline, modifier: str, full: str,
+                  is_timegate: bool, warc_date: Optional[str]) -> Reply:
         """307 to the exact memento (redirect_to_exact), with pywb's Memento headers."""
-        h = [("Location", full + str(ArchivalUrl(url, ts, modifier)))]
+        url = str(cap.get("url") or "")
+        rw = UrlRewriter(ArchivalUrl(url, str(cap.get("timestamp") or "") or "1", modifier), full, full)
         if self.config.enable_memento:
-            h.append(("Link", memento_link_header(url, full, caps, None, served.name)))
-            if is_timegate:
-                h.append(("Vary", "accept-datetime"))
-        h.append(("Content-Length", "0"))
-        return Reply(307, h)
+            return Reply(307, redirect_headers(timeline, cap, rw, replay_mod=self.replay_mod,
+                                               warc_date=_valid(warc_date), timegate=is_timegate))
+        return Reply(307, [("Location", rw.archival_url(url, timestamp=str(cap.get("timestamp")))),
+                           ("Content-Length", "0")])
+
+    @property
+    def replay_mod(self) -> str:
+        """The modifier of the mementos the Memento headers name: mp_ in framed replay, else none."""
+        return "mp_" if self.config.framed_replay else ""
 
     def head_insert(self, served: Served, page: ArchivalUrl, full: str, ts: str) -> bytes:
         """The script tag put after ``<head>`` of a replayed page (warchive.replay.client)."""
@@ -317,46 +340,15 @@ def _closest(caps: List[Capture], ts: str) -> Optional[Capture]:
     return min(caps, key=lambda c: (abs(timestamp_seconds(c.timestamp) - want), c.timestamp))
 
 
-# -------- Memento headers (interim: warchive.replay.memento takes these over)
-
-def parse_accept_datetime(value: str) -> Optional[str]:
-    """The 14-digit timestamp of an Accept-Datetime (an RFC 1123 HTTP-date); None: not one."""
+def _valid(warc_date: Optional[str]) -> Optional[str]:
+    """A WARC-Date the Memento-Datetime can be made of (None: use the capture's timestamp)."""
+    if not warc_date:
+        return None
     try:
-        dt = parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
+        warc_date_http_date(warc_date)
+    except (ValueError, OverflowError):
         return None
-    if dt is None:
-        return None
-    if dt.tzinfo is not None:
-        dt = dt.astimezone(timezone.utc)
-    return dt.strftime("%Y%m%d%H%M%S")
-
-
-def memento_link_header(url: str, full: str, caps: List[Capture], this: Optional[Mapping[str, object]],
-                        coll: str, mod: str = "") -> str:
-    """The Link header of a memento (or of a TimeGate's redirect when ``this`` is None): original,
-    timegate, timemap, then the memento itself and its first, last, prev and next."""
-    def mem(c: Mapping[str, object], rel: str) -> str:
-        ts = str(c.get("timestamp"))
-        return f'<{full}{ts}{mod}/{c.get("url") or url}>; rel="{rel}"; datetime="{http_date(ts)}"; collection="{coll}"'
-    links = [f'<{url}>; rel="original"', f'<{full}{url}>; rel="timegate"', f'<{full}timemap/link/{url}>; rel="timemap"; type="application/link-format"']
-    if this is not None:
-        ts = str(this.get("timestamp"))
-        links.append(mem(this, "memento"))
-        stamps = [c.timestamp for c in caps]
-        if stamps:
-            first, last = caps[0], caps[-1]
-            if first.timestamp != ts:
-                links.append(mem(first, "first memento"))
-            if last.timestamp != ts:
-                links.append(mem(last, "last memento"))
-            before = [c for c in caps if c.timestamp < ts]
-            after = [c for c in caps if c.timestamp > ts]
-            if before and before[-1].timestamp != first.timestamp:
-                links.append(mem(before[-1], "prev memento"))
-            if after and after[0].timestamp != last.timestamp:
-                links.append(mem(after[0], "next memento"))
-    return ", ".join(links)
+    return warc_date
 
 
 def _peek(payload: BinaryIO) -> bytes:
