@@ -145,7 +145,7 @@ class JsRewriter:
         while pos < n:
             mode = self._mode
             if mode in (SQ, DQ):
-                end = _STRING[mode].match(s, pos).end()
+                end = _run_end(_STRING[mode], s, pos)
                 if end >= n or s[end] == "\\":     # the piece ends inside it (or on a backslash)
                     pos = done = n if final else end
                     break
@@ -156,7 +156,7 @@ class JsRewriter:
                 pos = done = end
                 continue
             if mode == TEMPLATE:
-                end = _TEMPLATE.match(s, pos).end()
+                end = _run_end(_TEMPLATE, s, pos)
                 if end < n and s[end] == "`":
                     self._mode = CODE
                     self._end_literal(base + end + 1)
@@ -246,8 +246,7 @@ class JsRewriter:
                 if not _regex_may_start(s, a):
                     pos = done = a + 1
                     continue
-                m3 = _REGEX.match(s, a + 1)
-                end = m3.end()
+                end = _run_end(_REGEX, s, a + 1)
                 if end < n and s[end] == "/":
                     self._begin_literal(base + a)
                     self._end_literal(base + end + 1)
@@ -321,6 +320,12 @@ class JsRewriter:
             if _literal_brace(s, a):
                 return f"{word}: {renamed}", b
         return renamed, b
+
+
+def _run_end(rx: "re.Pattern[str]", s: str, pos: int) -> int:
+    """Where the run of ``rx`` (a pattern that matches the empty string too) from ``pos`` ends."""
+    m = rx.match(s, pos)
+    return m.end() if m is not None else pos
 
 
 def _token_before(s: str, a: int) -> Tuple[str, str]:
