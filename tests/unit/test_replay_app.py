@@ -281,3 +281,13 @@ def test_replay_never_opens_a_network_connection(client, monkeypatch):
                  "/web/*/example.com/*", "/web/2020mp_/http://never.example/", f"/web/{TS1}mp_/http://example.com/old"):
         client.get(path, follow_redirects=False)
     assert tried == []
+
+
+def test_a_root_relative_url_that_escaped_is_sent_back_under_its_page(frameless):
+    ref = f"http://testserver/web/{TS1}mp_/http://example.com/"
+    r = frameless.get("/logo.png?v=2", headers={"Referer": ref}, follow_redirects=False)
+    assert r.status_code == 307
+    assert r.headers["location"] == f"http://testserver/web/{TS1}mp_/http://example.com/logo.png?v=2"
+    r = frameless.get("/logo.png", headers={"Referer": "http://elsewhere.test/web/2020/http://example.com/"},
+                      follow_redirects=False)
+    assert r.status_code == 404    # a Referer that is not ours sends nothing anywhere

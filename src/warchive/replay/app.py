@@ -25,7 +25,7 @@ import mimetypes
 import os
 import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
-from urllib.parse import parse_qsl, quote, unquote
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from ..errors import ArchiveError, CaptureNotFound
 from ..index.query import Answer
@@ -191,6 +191,9 @@ class ReplayApp:
         except CollectionUnavailable as e:
             return _json(503, str(e)) if api else self._error(req, 503, "Collection unavailable", str(e))
         if served is None:
+            back = self._from_referrer(path, qs, req)
+            if back is not None:
+                return back
             msg = f"no collection {coll!r}"
             return _json(404, msg) if api else self._error(req, 404, "No such collection", msg)
         if not sep:   # /coll: its home is /coll/
@@ -223,6 +226,31 @@ class ReplayApp:
         except ArchiveError as e:
             log.error("collection %r: %s", coll, e)
             return self._error(req, 500, "Archive error", f"collection {coll!r}: {e}", served)
+
+    def _from_referrer(self, path: str, qs: str, req: Request) -> Optional[Reply]:
+        """A root-relative URL that escaped rewriting (``/img/a.png`` from a script) asked by a
+        replayed page: 307 to it under the page's collection, time and modifier, read from the
+        Referer (pywb does the same). None when the Referer is no archival URL of ours."""
+        ref = req.headers.get("referer", "")
+        own = req.host_prefix + req.app_prefix + "/"
+        if not ref.startswith(own):
+            return None
+        coll, sep, rest = ref[len(own):].partition("/")
+        if not sep or coll == "static":
+            return None
+        try:
+            if self.colls.get(unquote(coll)) is None:
+                return None
+            page = ArchivalUrl.parse(rest)
+        except (ArchiveError, ValueError):
+            return None
+        if not page.is_replay or not page.url.startswith(("http:", "https:")):
+            return None
+        parts = urlsplit(page.url)
+        target = f"{parts.scheme}://{parts.netloc}{path}" + ("?" + qs if qs else "")
+        mod = page.modifier if page.modifier not in ("", "mp_") else "mp_"
+        loc = own + coll + "/" + str(ArchivalUrl(target, page.timestamp, mod))
+        return Reply(307, [("Location", loc), ("Content-Length", "0")])
 
     # ------------------------------------------------------------------ pages
     def _error(self, req: Request, status: int, title: str, message: str, served: Optional[Served] = None) -> Reply:

@@ -253,6 +253,11 @@ class Replayer:
             head += mh
         if modifier != "id_":
             head.append(("Content-Security-Policy", CSP))
+            if not any(k.lower() == "referrer-policy" for k, _ in head):
+                # the sandboxed frame is another origin than the server's: without this its
+                # requests name only the origin, and a root-relative URL that escaped rewriting
+                # could not be sent back under its page (app's Referer fallback)
+                head.append(("Referrer-Policy", "no-referrer-when-downgrade"))
         if not self.config.replay_host and self.config.framed_replay:
             head.append(("Access-Control-Allow-Origin", "*"))   # the sandboxed frame's origin is opaque
         capture = Capture.from_fields(cdx)
