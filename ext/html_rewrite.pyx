@@ -5,8 +5,8 @@ crawler's link extraction.
 The work is done by the C core (ext/csrc/wa_html.h and the headers it includes); this module
 moves bytes in and out with the GIL released while C scans, and answers the core's requests:
 when a URL needs more than the C fast paths know (wa_urlfast.h), or a <base href> changes the
-base, the core stops and ``Kernel`` calls its handler (an object with ``url``, ``base`` and
-``link_base`` methods, see ``Kernel``) with the raw bytes, then goes on. Which URLs to
+base, the core stops and ``Kernel`` calls its handler (an object with ``on_url``, ``on_base`` and
+``on_link_base`` methods, see ``Kernel``) with the raw bytes, then goes on. Which URLs to
 rewrite, how to decode and escape them, what the prefixes and modifiers are: the handler's
 job (warchive.replay.kernel, warchive.capture.links). This module decides nothing itself.
 """
@@ -32,6 +32,10 @@ SAME = WA_SAME
 DONE = WA_DONE
 SLOW = WA_SLOW
 
+# Where a link was found (wa_html.h WA_LW_*) and, in CSS, in what (WA_LC_*).
+LW_ATTR, LW_STYLE_ATTR, LW_STYLE_EL, LW_CSS = 1, 2, 3, 4
+LC_URL, LC_IMPORT, LC_IMAGESET = 1, 2, 3
+
 ATTR_NAMES = tuple(wa_attr_names[i].decode("ascii") for i in range(WA_A_COUNT))
 TAG_NAMES = tuple(wa_tag_names[i].decode("ascii") for i in range(WA_T_COUNT))
 
@@ -49,11 +53,11 @@ cdef class Kernel:
 
     The handler answers the core's requests, with the GIL held:
 
-    * ``url(raw, ctx, slot, force_abs) -> bytes | None``: the bytes that replace ``raw`` (a URL
+    * ``on_url(raw, ctx, slot, force_abs) -> bytes | None``: the bytes that replace ``raw`` (a URL
       as the document holds it: ``ctx`` says where, see wa_html.h WA_CTX), or None to keep it;
-    * ``base(raw, ctx) -> bytes | None``: the same for the first <base href>, which it must also
+    * ``on_base(raw, ctx) -> bytes | None``: the same for the first <base href>, which it must also
       make the base of what follows (``set_base``);
-    * ``link_base(raw, ctx) -> None``: links mode, the first <base href>: ``set_base`` or not.
+    * ``on_link_base(raw, ctx) -> None``: links mode, the first <base href>: ``set_base`` or not.
 
     Links come out as tuples ``(hop, what, attr, css, raw, ctx, value, tag)``: ``value`` is the
     URL resolved against the base when ``raw`` is 0, else the raw bytes to decode and resolve.
@@ -148,13 +152,13 @@ cdef class Kernel:
                 raw = _bytes(h.w + h.req_s, h.req_e - h.req_s)
                 try:
                     if h.req == WA_REQ_URL:
-                        ans = self.handler.url(raw, h.req_ctx, h.req_slot, bool(h.req_force))
+                        ans = self.handler.on_url(raw, h.req_ctx, h.req_slot, bool(h.req_force))
                     elif h.req == WA_REQ_BASE:
-                        ans = self.handler.base(raw, h.req_ctx)
+                        ans = self.handler.on_base(raw, h.req_ctx)
                     else:
                         if h.links:
                             found.extend(self._links())
-                        self.handler.link_base(raw, h.req_ctx)
+                        self.handler.on_link_base(raw, h.req_ctx)
                         ans = None
                 except BaseException:
                     self.broken = True

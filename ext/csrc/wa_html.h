@@ -158,6 +158,9 @@ typedef struct wa_html {
     uint8_t req_ctx, req_slot, req_force;
 } wa_html;
 
+static uint8_t wa_tag_class[256];
+static void wa_tag_class_init(void);
+
 static void wa_html_free(wa_html *h) {
     if (!h) return;
     wa_rw_free(&h->rw);
@@ -177,6 +180,8 @@ static void wa_html_free(wa_html *h) {
 
 static wa_html *wa_html_new(int css_doc, int links) {
     wa_html *h = (wa_html *)calloc(1, sizeof(wa_html));
+    wa_names_init();
+    if (!wa_tag_class['>']) wa_tag_class_init();
     if (!h) return NULL;
     h->css_doc = css_doc;
     h->links = links;
@@ -840,10 +845,10 @@ static int wa_on_tag(wa_html *h, size_t gt) {
     size_t i;
     h->state = S_DATA;
     if (h->end_tag) return WA_OK;
-    t = wa_name_id(h->w + h->name_s, h->name_e - h->name_s, wa_tag_names, WA_T_COUNT);
+    t = wa_name_id(h->w + h->name_s, h->name_e - h->name_s, wa_tag_names, &wa_tag_index);
     for (i = 0; i < h->nattrs; i++)
         h->attrs[i].id = (uint8_t)wa_name_id(h->w + h->attrs[i].ns, h->attrs[i].ne - h->attrs[i].ns, wa_attr_names,
-                                             WA_A_COUNT);
+                                             &wa_attr_index);
     raw = wa_raw_kind(t);
     if (raw == 1) {
         h->state = S_RAW;
@@ -900,6 +905,74 @@ static size_t wa_raw_end(const wa_html *h, size_t from, size_t *partial) {
     return wn;
 }
 
+/* Byte classes of the tag states. */
+enum { WA_C_WS = 1, WA_C_SLASH = 2, WA_C_GT = 4, WA_C_EQ = 8 };
+
+static void wa_tag_class_init(void) {
+    wa_tag_class[' '] = wa_tag_class['\t'] = wa_tag_class['\n'] = wa_tag_class['\r'] = wa_tag_class['\f'] = WA_C_WS;
+    wa_tag_class['/'] = WA_C_SLASH;
+    wa_tag_class['>'] = WA_C_GT;
+    wa_tag_class['='] = WA_C_EQ;
+}
+
+/* The whole tag whose name starts at i, when the window holds all of it: the same automaton as
+ * the states S_TAG_NAME..S_SELF_CLOSING, without their bookkeeping. Returns the index after its
+ * '>' (attributes in h->attrs, name end in h->name_e), or 0 when the window ends first (the
+ * caller then runs the states from the start of the tag). */
+static size_t wa_tag_fast(wa_html *h, size_t i) {
+    const uint8_t *w = h->w;
+    size_t n = h->wn, j = i;
+    while (j < n && !(wa_tag_class[w[j]] & (WA_C_WS | WA_C_SLASH | WA_C_GT))) j++;
+    if (j >= n) return 0;
+    h->name_e = j;
+    for (;;) {
+        uint8_t c, k;
+        wa_attr *a;
+        if (j >= n) return 0;
+        c = w[j];
+        k = wa_tag_class[c];
+        if (k & WA_C_WS) { j++; continue; }
+        if (k & WA_C_GT) return j + 1;
+        if (k & WA_C_SLASH) {
+            if (j + 1 >= n) return 0;
+            j++;
+            if (w[j] == '>') return j + 1;
+            continue;
+        }
+        if (wa_attr_push(h, j)) return 0;
+        a = &h->attrs[h->nattrs - 1];
+        j++;
+        while (j < n && !(wa_tag_class[w[j]] & (WA_C_WS | WA_C_SLASH | WA_C_GT | WA_C_EQ))) j++;
+        if (j >= n) return 0;
+        a->ne = j;
+        while (j < n && (wa_tag_class[w[j]] & WA_C_WS)) j++;
+        if (j >= n) return 0;
+        if (w[j] != '=') continue;
+        j++;
+        while (j < n && (wa_tag_class[w[j]] & WA_C_WS)) j++;
+        if (j >= n) return 0;
+        a->has_val = 1;
+        c = w[j];
+        if (c == '"' || c == '\'') {
+            const uint8_t *e = (const uint8_t *)memchr(w + j + 1, c, n - j - 1);
+            if (!e) return 0;
+            a->quote = c;
+            a->vs = j + 1;
+            a->ve = (size_t)(e - w);
+            j = a->ve + 1;
+            continue;
+        }
+        if (c == '>') {
+            a->vs = a->ve = j;
+            return j + 1;
+        }
+        a->vs = j;
+        while (j < n && !(wa_tag_class[w[j]] & (WA_C_WS | WA_C_GT))) j++;
+        if (j >= n) return 0;
+        a->ve = j;
+    }
+}
+
 /* Scan the window from h->pos. Returns WA_OK when the window is done (h->pos == wn or at a held
  * construct), WA_DONE when a construct completed with edits to write (h->emitting set), WA_NEED, or
  * an error. */
@@ -926,8 +999,15 @@ static int wa_tokenize(wa_html *h) {
             c = w[i + 1];
             h->tok = i;
             if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+                size_t e;
                 h->end_tag = 0;
                 h->name_s = i + 1;
+                h->nattrs = 0;
+                e = wa_tag_fast(h, i + 2);
+                if (e) {
+                    i = e;
+                    goto tag_done;
+                }
                 h->nattrs = 0;
                 h->state = S_TAG_NAME;
                 i += 2;
@@ -941,8 +1021,15 @@ static int wa_tokenize(wa_html *h) {
                 }
                 d = w[i + 2];
                 if ((d >= 'a' && d <= 'z') || (d >= 'A' && d <= 'Z')) {
+                    size_t e;
                     h->end_tag = 1;
                     h->name_s = i + 2;
+                    h->nattrs = 0;
+                    e = wa_tag_fast(h, i + 3);
+                    if (e) {
+                        i = e;
+                        goto tag_done;
+                    }
                     h->nattrs = 0;
                     h->state = S_TAG_NAME;
                     i += 3;

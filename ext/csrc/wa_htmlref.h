@@ -328,15 +328,52 @@ static const char *const wa_attr_names[WA_A_COUNT] = {
     "data-original", "data-lazy-src",
 };
 
-/* The id of the name s[0..n) (ASCII case ignored) in names[0..count), 0 when none. */
-static int wa_name_id(const uint8_t *s, size_t n, const char *const *names, int count) {
+/* Name lookup: the ids of each table by first letter (built once: wa_names_init). */
+#define WA_NAME_BUCKET 8
+typedef struct {
+    uint8_t ids[26][WA_NAME_BUCKET];
+    uint8_t cnt[26];
+    uint32_t lens[26];      /* bit L: a name of length L starts with this letter */
+    uint8_t len[64];
+} wa_name_index;
+
+static wa_name_index wa_tag_index, wa_attr_index;
+static int wa_names_ready;
+
+static void wa_name_index_build(wa_name_index *x, const char *const *names, int count) {
+    int k;
+    memset(x, 0, sizeof(*x));
+    for (k = 1; k < count; k++) {
+        int f = names[k][0] - 'a';
+        x->len[k] = (uint8_t)strlen(names[k]);
+        if (f >= 0 && f < 26 && x->cnt[f] < WA_NAME_BUCKET) {
+            x->ids[f][x->cnt[f]++] = (uint8_t)k;
+            x->lens[f] |= 1u << x->len[k];
+        }
+    }
+}
+
+/* Called once before any lookup (the kernel module calls it when it is imported). */
+static void wa_names_init(void) {
+    if (wa_names_ready) return;
+    wa_name_index_build(&wa_tag_index, wa_tag_names, WA_T_COUNT);
+    wa_name_index_build(&wa_attr_index, wa_attr_names, WA_A_COUNT);
+    wa_names_ready = 1;
+}
+
+/* The id of the name s[0..n) (ASCII case ignored) in names (indexed by x), 0 when none. */
+static inline int wa_name_id(const uint8_t *s, size_t n, const char *const *names, const wa_name_index *x) {
     uint8_t low[16];
     size_t i;
-    int k;
+    int f, k;
     if (n == 0 || n > sizeof(low)) return 0;
-    for (i = 0; i < n; i++) low[i] = wa_lower(s[i]);
-    for (k = 1; k < count; k++)
-        if (names[k][0] == (char)low[0] && strlen(names[k]) == n && memcmp(names[k], low, n) == 0) return k;
+    f = wa_lower(s[0]) - 'a';
+    if (f < 0 || f >= 26 || !(x->lens[f] & (1u << n))) return 0;
+    for (i = 0; i < n; i++) low[i] = (uint8_t)wa_lower(s[i]);
+    for (k = 0; k < x->cnt[f]; k++) {
+        int id = x->ids[f][k];
+        if (x->len[id] == n && memcmp(names[id], low, n) == 0) return id;
+    }
     return 0;
 }
 

@@ -357,25 +357,49 @@ static void wa_rw_free(wa_rw *rw) {
     }
 }
 
-static const char *const wa_no_rewrite[] = {
-    "#", "javascript:", "data:", "mailto:", "about:", "file:", "{", "blob:", "tel:", NULL,
-};
-static const char *const wa_protocols[] = {"http:", "https:", "ftp:", "mms:", "rtsp:", "wais:", NULL};
+/* What wa_rw_url needs to know of a reference, in one pass. */
+typedef struct {
+    int bad;         /* a byte outside 0x21-0x7e, or a backslash */
+    int dds;         /* "../" anywhere (UrlRewriter's own test) */
+    int dd_seg;      /* a ".." segment before the query */
+    int pct2e;       /* "%2e" (any case) before the query */
+    int xn;          /* "xn--" anywhere */
+} wa_refscan;
 
-static int wa_starts_any_ci(const uint8_t *s, size_t n, const char *const *ws) {
-    for (; *ws; ws++)
-        if (wa_starts_ci(s, n, *ws)) return 1;
-    return 0;
-}
+static inline int wa_bad_byte(uint8_t c) { return c <= 0x20 || c >= 0x7f || c == '\\'; }
 
-/* A '..' ending in '/' (or a %2e form) in the path of a relative reference: UrlRewriter resolves
- * such references; the others it leaves to the browser. 1: yes, 0: no, -1: ask Python. */
-static int wa_rel_needs_join(const uint8_t *u, size_t n) {
-    size_t pe = 0;
-    if (wa_has(u, n, "../", 3)) return 1;
-    while (pe < n && u[pe] != '?' && u[pe] != '#') pe++;
-    if (wa_has_pct2e(u, pe)) return -1;
-    return 0;
+static void wa_scan_ref(const uint8_t *u, size_t n, wa_refscan *r) {
+    size_t i, seg = 0;
+    int in_path = 1;
+    memset(r, 0, sizeof(*r));
+    for (i = 0; i < n; i++) {
+        uint8_t c = u[i];
+        if (wa_bad_byte(c)) {
+            r->bad = 1;
+            return;
+        }
+        switch (c) {
+        case '/':
+            if (in_path && i - seg == 2 && u[seg] == '.' && u[seg + 1] == '.') r->dd_seg = 1;
+            if (i >= 2 && u[i - 1] == '.' && u[i - 2] == '.') r->dds = 1;
+            seg = i + 1;
+            break;
+        case '?':
+        case '#':
+            if (in_path && i - seg == 2 && u[seg] == '.' && u[seg + 1] == '.') r->dd_seg = 1;
+            in_path = 0;
+            break;
+        case '%':
+            if (in_path && i + 2 < n && u[i + 1] == '2' && (u[i + 2] == 'e' || u[i + 2] == 'E')) r->pct2e = 1;
+            break;
+        case '-':
+            if (i >= 3 && u[i - 1] == '-' && u[i - 2] == 'n' && u[i - 3] == 'x') r->xn = 1;
+            break;
+        default:
+            break;
+        }
+    }
+    if (in_path && n - seg == 2 && u[seg] == '.' && u[seg + 1] == '.') r->dd_seg = 1;
 }
 
 static int wa_put3(wa_hbuf *out, const wa_hbuf *h, const uint8_t *t, size_t tn, const wa_hbuf *tail) {
@@ -388,32 +412,48 @@ static int wa_put3(wa_hbuf *out, const wa_hbuf *h, const uint8_t *t, size_t tn, 
  * (left as it is), WA_DONE (*verbatim = 1 when out holds head + u + tail), WA_SLOW, WA_E_NOMEM.
  * u is the reference as the attribute gives it, spaces around it already trimmed. */
 static int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t n, wa_hbuf *out, int *verbatim) {
-    size_t i;
-    int is_abs, sr = 0, rc, same;
+    int is_abs = 0, sr = 0, rc, same;
     const wa_rwhead *h = &rw->heads[slot];
+    wa_refscan sc;
     *verbatim = 0;
     if (n == 0) return WA_SAME;
-    for (i = 0; i < n; i++)
-        if (u[i] <= 0x20 || u[i] >= 0x7f || u[i] == '\\') return WA_SLOW;
-    if (wa_starts_any_ci(u, n, wa_no_rewrite)) return WA_SAME;
+    wa_scan_ref(u, n, &sc);
+    if (sc.bad) return WA_SLOW;
+    switch (wa_lower(u[0])) {         /* _NO_REWRITE, then _PROTOCOLS */
+    case '#': case '{': return WA_SAME;
+    case 'j': if (wa_starts_ci(u, n, "javascript:")) return WA_SAME; break;
+    case 'd': if (wa_starts_ci(u, n, "data:")) return WA_SAME; break;
+    case 'a': if (wa_starts_ci(u, n, "about:")) return WA_SAME; break;
+    case 'b': if (wa_starts_ci(u, n, "blob:")) return WA_SAME; break;
+    case 't': if (wa_starts_ci(u, n, "tel:")) return WA_SAME; break;
+    case 'm':
+        if (wa_starts_ci(u, n, "mailto:")) return WA_SAME;
+        is_abs = wa_starts_ci(u, n, "mms:");
+        break;
+    case 'f':
+        if (wa_starts_ci(u, n, "file:")) return WA_SAME;
+        is_abs = wa_starts_ci(u, n, "ftp:");
+        break;
+    case 'h': is_abs = wa_starts_ci(u, n, "http:") || wa_starts_ci(u, n, "https:"); break;
+    case 'r': is_abs = wa_starts_ci(u, n, "rtsp:"); break;
+    case 'w': is_abs = wa_starts_ci(u, n, "wais:"); break;
+    default: break;
+    }
     if (rw->check_prefix && n >= rw->prefix.len && memcmp(u, rw->prefix.p, rw->prefix.len) == 0) return WA_SAME;
     if (rw->check_full && n >= rw->full.len && memcmp(u, rw->full.p, rw->full.len) == 0) return WA_SAME;
-    is_abs = wa_starts_any_ci(u, n, wa_protocols);
     if (n >= 2 && u[0] == '/' && u[1] == '/') {
         is_abs = sr = 1;
     } else if (!fa && !is_abs && u[0] != '/') {
-        rc = wa_rel_needs_join(u, n);
-        if (rc < 0) return WA_SLOW;
-        if (rc == 0) return WA_SAME;
+        if (!sc.dds) return sc.pct2e ? WA_SLOW : WA_SAME;   /* left to the browser */
     }
     if (!h->ok) return WA_SLOW;
     if (is_abs) {
-        if (wa_has(u, n, "..", 2) || wa_has_pct2e(u, n) || !wa_target_plain(u, n)) return WA_SLOW;
+        if (sc.dd_seg || sc.pct2e || sc.xn || !wa_target_plain(u, n)) return WA_SLOW;
         *verbatim = 1;
         rc = wa_put3(out, sr ? &h->sr : &h->abs, u, n, &h->tail);
         return rc ? rc : WA_DONE;
     }
-    if (!rw->base.rw_ok || wa_has_pct2e(u, n) || wa_scheme_len(u, n)) return WA_SLOW;
+    if (!rw->base.rw_ok || sc.pct2e || wa_scheme_len(u, n)) return WA_SLOW;
     {
         size_t start = out->len, tn;
         if (wa_hbuf_put(out, h->rel.p, h->rel.len)) return WA_E_NOMEM;

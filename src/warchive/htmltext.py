@@ -11,10 +11,12 @@ and must not parse documents: that is the kernel's job.
 
 from __future__ import annotations
 
+import codecs
 import html.entities
 import re
+from typing import Optional
 
-__all__ = ["unescape_attr", "css_unescape", "escape_attr", "css_escape", "C0_OR_SPACE"]
+__all__ = ["unescape_attr", "css_unescape", "escape_attr", "css_escape", "C0_OR_SPACE", "codec_name", "transcodes"]
 
 # What the URL parser strips from both ends of a URL.
 C0_OR_SPACE = "".join(map(chr, range(0x21)))
@@ -121,3 +123,32 @@ def css_escape(s: str, quote: str) -> str:
     characters that would end or break it as hex escapes."""
     rx = _CSS_URL_UNSAFE if not quote else _CSS_STR_UNSAFE[quote]
     return rx.sub(lambda m: f"\\{ord(m.group()):X} ", s)
+
+
+# --------------------------------------------------------------------------- charsets
+
+# Codecs whose bytes the kernel cannot read as ASCII's: stateful ones, whose ASCII bytes may
+# stand for other characters, beside those (UTF-16, UTF-32, EBCDIC) the probe below finds.
+_STATEFUL = ("utf-7", "iso2022", "hz")
+_PROBE = "<a href='x' b=\"y\">&amp; /=\\\t\n"
+
+
+def codec_name(encoding: Optional[str]) -> str:
+    """The Python codec of a charset label, UTF-8 when there is none or it is unknown."""
+    if encoding:
+        try:
+            return codecs.lookup(encoding.strip().strip("'\"")).name
+        except LookupError:
+            pass
+    return "utf-8"
+
+
+def transcodes(codec: str) -> bool:
+    """Whether documents in ``codec`` must be decoded (and encoded again) around the rewriting
+    kernel, which reads bytes as ASCII's: UTF-16/32, UTF-7, ISO-2022, HZ, EBCDIC."""
+    if codec.startswith(_STATEFUL):
+        return True
+    try:
+        return _PROBE.encode(codec) != _PROBE.encode("ascii")
+    except (UnicodeError, LookupError):
+        return True

@@ -9,6 +9,13 @@ REQ_LINKBASE: int
 SAME: int
 DONE: int
 SLOW: int
+LW_ATTR: int
+LW_STYLE_ATTR: int
+LW_STYLE_EL: int
+LW_CSS: int
+LC_URL: int
+LC_IMPORT: int
+LC_IMAGESET: int
 ATTR_NAMES: Tuple[str, ...]
 TAG_NAMES: Tuple[str, ...]
 
@@ -16,9 +23,9 @@ TAG_NAMES: Tuple[str, ...]
 LinkRecord = Tuple[str, int, int, int, int, int, bytes, bytes]
 
 class Handler(Protocol):
-    def url(self, raw: bytes, ctx: int, slot: int, force_abs: bool) -> Optional[bytes]: ...
-    def base(self, raw: bytes, ctx: int) -> Optional[bytes]: ...
-    def link_base(self, raw: bytes, ctx: int) -> None: ...
+    def on_url(self, raw: bytes, ctx: int, slot: int, force_abs: bool) -> Optional[bytes]: ...
+    def on_base(self, raw: bytes, ctx: int) -> Optional[bytes]: ...
+    def on_link_base(self, raw: bytes, ctx: int) -> None: ...
 
 class Kernel:
     def __init__(self, handler: Handler, css: bool = ..., links: bool = ..., all_slow: bool = ...) -> None: ...

@@ -27,4 +27,6 @@ class CssRewriter(StreamRewriter):
 def rewrite(body: bytes, rewriter: UrlRewriter, *, encoding: Optional[str] = None) -> bytes:
     """The whole of a style sheet rewritten (see CssRewriter)."""
     r = CssRewriter(rewriter, encoding=encoding)
-    return r.feed(body) + r.close()
+    out = r.feed(body)
+    rest = r.close()
+    return out + rest if rest else out

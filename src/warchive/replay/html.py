@@ -39,4 +39,6 @@ def rewrite(body: bytes, rewriter: UrlRewriter, *, defmod: Optional[str] = None,
             encoding: Optional[str] = None) -> bytes:
     """The whole of an HTML body rewritten (see HtmlRewriter)."""
     r = HtmlRewriter(rewriter, defmod=defmod, encoding=encoding)
-    return r.feed(body) + r.close()
+    out = r.feed(body)
+    rest = r.close()
+    return out + rest if rest else out

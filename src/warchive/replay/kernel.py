@@ -25,41 +25,18 @@ from __future__ import annotations
 
 import codecs
 from typing import Dict, Optional, Tuple
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from .._ext import html_rewrite as _k
-from ..htmltext import C0_OR_SPACE, css_escape, css_unescape, escape_attr, unescape_attr
-from .urls import ArchivalUrlError, UrlRewriter
+from ..htmltext import C0_OR_SPACE, codec_name, css_escape, css_unescape, escape_attr, transcodes, unescape_attr
+from .urls import ArchivalUrl, ArchivalUrlError, UrlRewriter
 
-__all__ = ["StreamRewriter", "codec_name", "transcodes"]
+__all__ = ["StreamRewriter", "ensure_path"]
 
-# Codecs whose bytes the kernel cannot read as ASCII's (see the module docstring).
-_STATEFUL = ("utf-7", "iso2022", "hz")
-_PROBE = "<a href='x' b=\"y\">&amp; /=\\\t\n"
 _SENTINEL = "sentinel.warchive.invalid"
 _SAFE_HEAD = frozenset(map(chr, range(0x21, 0x7F))) - set("\"'<>&\\`")
 _QUOTE_OF = {1: "", 2: '"', 3: "'"}
 _CSS_QUOTE_OF = {1: "", 2: '"', 3: "'"}
-
-
-def codec_name(encoding: Optional[str]) -> str:
-    """The Python codec of a charset label, UTF-8 when there is none or it is unknown."""
-    if encoding:
-        try:
-            return codecs.lookup(encoding.strip().strip("'\"")).name
-        except LookupError:
-            pass
-    return "utf-8"
-
-
-def transcodes(codec: str) -> bool:
-    """Whether documents in ``codec`` are decoded and encoded again around the kernel."""
-    if codec.startswith(_STATEFUL):
-        return True
-    try:
-        return _PROBE.encode(codec) != _PROBE.encode("ascii")
-    except (UnicodeError, LookupError):
-        return True
 
 
 def _bom_codec(head: bytes) -> Optional[str]:
@@ -92,28 +69,52 @@ def ensure_path(url: str) -> str:
     return urlunsplit((scheme, netloc, path or "/", query, frag))
 
 
-def _pieces(rw: UrlRewriter, modifier: str) -> Optional[Tuple[bytes, bytes, bytes, bytes]]:
+_Pieces = Optional[Tuple[bytes, bytes, bytes, bytes]]
+_PIECES: Dict[Tuple[str, ...], _Pieces] = {}
+
+
+def _pieces(rw: UrlRewriter, modifier: str) -> _Pieces:
     """What UrlRewriter puts before and after the target of an absolute, a root-relative and a
-    scheme-relative reference under ``modifier``, read off its own answers; None when they are
-    not plain (the kernel then asks Python for every URL of that modifier)."""
+    scheme-relative reference under ``modifier`` (the same for every page of a collection, time
+    and modifier: cached), read off its own answers on a page of a sentinel host; None when they
+    are not plain (the kernel then asks Python for every URL of that modifier)."""
+    page = rw.page
+    key = (rw.prefix, rw.full_prefix, rw.rel_prefix, page.type, page.timestamp, page.end_timestamp,
+           page.modifier, modifier)
+    got = _PIECES.get(key, False)
+    if got is not False:
+        return got   # type: ignore[return-value]
+    if len(_PIECES) > 1024:
+        _PIECES.clear()
+    _PIECES[key] = got = _read_pieces(rw, modifier)
+    return got
+
+
+def _read_pieces(rw: UrlRewriter, modifier: str) -> _Pieces:
     absolute, scheme_rel, path = f"http://{_SENTINEL}/", f"//{_SENTINEL}/", "/warchive-sentinel/x"
+    page = rw.page
     try:
-        r = rw.rewrite(absolute, modifier)
+        spage = ArchivalUrl(f"http://{_SENTINEL}/dir/page", page.timestamp, page.modifier,
+                            end_timestamp=page.end_timestamp, type=page.type)
+        srw = UrlRewriter(spage, rw.prefix, rw.full_prefix, rel_prefix=rw.rel_prefix)
+        r = srw.rewrite(absolute, modifier)
         i = r.find(absolute)
         if i < 0 or r.count(absolute) != 1:
             return None
         head, tail = r[:i], r[i + len(absolute):]
-        r = rw.rewrite(scheme_rel, modifier)
+        r = srw.rewrite(scheme_rel, modifier)
         if not r.endswith(scheme_rel + tail):
             return None
         head_sr = r[: len(r) - len(scheme_rel) - len(tail)]
-        target = urljoin(rw.page.url, path)
-        r = rw.rewrite(path, modifier)
+        target = f"http://{_SENTINEL}{path}"
+        r = srw.rewrite(path, modifier)
         if not r.endswith(target + tail):
             return None
         head_rel = r[: len(r) - len(target) - len(tail)]
     except (ArchivalUrlError, ValueError):
         return None
+    if srw.prefix_abs and (head.count("/") < 3 or ":" not in head):
+        return None            # UrlRewriter would cut into the target itself
     parts = (head, head_rel, head_sr, tail)
     if not all(set(p) <= _SAFE_HEAD for p in parts):
         return None
@@ -137,11 +138,8 @@ class StreamRewriter:
         prefix, full = rewriter.prefix, rewriter.full_prefix
         self._kernel.set_prefixes(prefix.encode("utf-8", "surrogatepass"), full.encode("utf-8", "surrogatepass"),
                                   bool(prefix) and prefix != "/", full != prefix)
-        pieces: Dict[str, Optional[Tuple[bytes, bytes, bytes, bytes]]] = {}
         for slot, mod in enumerate(self._mods):
-            if mod not in pieces:
-                pieces[mod] = _pieces(rewriter, mod)
-            self._kernel.set_head(slot, pieces[mod])
+            self._kernel.set_head(slot, _pieces(rewriter, mod))
         self._dec: Optional[codecs.IncrementalDecoder] = None
         self._enc: Optional[codecs.IncrementalEncoder] = None
         self._text = "utf-8"             # the charset of what the kernel reads
@@ -165,7 +163,7 @@ class StreamRewriter:
 
     # -- the kernel's requests
 
-    def url(self, raw: bytes, ctx: int, slot: int, force_abs: bool) -> Optional[bytes]:
+    def on_url(self, raw: bytes, ctx: int, slot: int, force_abs: bool) -> Optional[bytes]:
         attr, css = ctx & 3, (ctx >> 2) & 3
         text = raw.decode(self._text, "surrogateescape")
         if attr:
@@ -182,7 +180,7 @@ class StreamRewriter:
             return None
         return self._write(out, attr, css, b"&" in raw)
 
-    def base(self, raw: bytes, ctx: int) -> Optional[bytes]:
+    def on_base(self, raw: bytes, ctx: int) -> Optional[bytes]:
         attr = ctx & 3
         text = unescape_attr(raw.decode(self._text, "surrogateescape")).strip(C0_OR_SPACE)
         url = ensure_path(text)
@@ -196,7 +194,7 @@ class StreamRewriter:
             return None
         return self._write(out, attr, 0, b"&" in raw)
 
-    def link_base(self, raw: bytes, ctx: int) -> None:   # links mode only
+    def on_link_base(self, raw: bytes, ctx: int) -> None:   # links mode only
         raise AssertionError("not a link extractor")
 
     def _write(self, out: str, attr: int, css: int, amp: bool) -> bytes:
@@ -215,7 +213,7 @@ class StreamRewriter:
 
     def feed(self, data: bytes) -> bytes:
         """Rewrite the next chunk; returns the output it completes (possibly b"")."""
-        return self._feed(bytes(data), False)
+        return self._feed(data, False)
 
     def close(self) -> bytes:
         """The end of the document: the output still held."""
@@ -223,16 +221,18 @@ class StreamRewriter:
 
     def _feed(self, data: bytes, final: bool) -> bytes:
         if not self._decided:
-            data = self._first + data
+            if self._first:
+                data = self._first + bytes(data)
             if len(data) < 4 and not final:
-                self._first = data
+                self._first = bytes(data)
                 return b""
             self._first = b""
-            self._start(_bom_codec(data) or self._codec)
+            self._start(_bom_codec(data[:4]) or self._codec)
         if self._dec is None:
-            return self._kernel.feed(data, final)
+            return self._kernel.feed(data, final)   # type: ignore[return-value]
         assert self._enc is not None
         text = self._dec.decode(data, False)
         tail = self._dec.getstate()[0] if final else b""   # bytes that make no character: as they are
         out = self._kernel.feed(text.encode("utf-8", "surrogatepass"), final)
+        assert isinstance(out, bytes)
         return self._enc.encode(out.decode("utf-8", "surrogatepass"), final) + tail
