@@ -136,7 +136,7 @@ typedef struct {
     uint8_t *p;          /* the base URL (owned copy) */
     size_t n;
     int ok;              /* an http(s) URL these functions can join against */
-    int rw_ok;           /* and one UrlRewriter joins against without Python (no dots, a path) */
+    int rw_ok;           /* and one UrlRewriter joins against without Python (no dots in its path) */
     char scheme[6];      /* "http" or "https", as urlsplit lowercases it */
     size_t scheme_n;
     size_t net_s, net_e; /* netloc */
@@ -181,7 +181,7 @@ static int wa_urlbase_set(wa_urlbase *b, const uint8_t *s, size_t n) {
         b->q_e = i;
     }
     b->ok = 1;
-    b->rw_ok = b->path_e > b->path_s && !wa_has(s + b->path_s, b->path_e - b->path_s, "..", 2)
+    b->rw_ok = !wa_has(s + b->path_s, b->path_e - b->path_s, "..", 2)
                && !wa_has_pct2e(s + b->path_s, b->path_e - b->path_s);
     return WA_OK;
 }
@@ -245,7 +245,11 @@ static int wa_join(const wa_urlbase *b, const uint8_t *r, size_t n, wa_hbuf *out
     k = wa_scheme_len(r, n);
     if (k) {
         if (!(k == b->scheme_n && wa_starts_ci(r, n, b->scheme))) {
-            *same = 1;            /* another scheme: returned as it is */
+            size_t e;             /* another scheme: returned as it is, once urlsplit takes it */
+            if (n >= k + 3 && r[k + 1] == '/' && r[k + 2] == '/')
+                for (e = k + 3; e < n && r[e] != '/' && r[e] != '?' && r[e] != '#'; e++)
+                    if (r[e] == '[' || r[e] == ']') return WA_SLOW;
+            *same = 1;
             return WA_OK;
         }
         if (n < k + 3 || r[k + 1] != '/' || r[k + 2] != '/') return WA_SLOW;   /* 'http:x' */
@@ -270,6 +274,10 @@ static int wa_join(const wa_urlbase *b, const uint8_t *r, size_t n, wa_hbuf *out
         || wa_hbuf_put(out, bp + b->net_s, b->net_e - b->net_s))
         return WA_E_NOMEM;
     if (pe == 0) {                                          /* no path: the base's, and its query */
+        if (memchr(bp + b->path_s, ';', b->path_e - b->path_s)) {
+            out->len -= b->scheme_n + 3 + (b->net_e - b->net_s);   /* urlunparse may drop an empty ';' */
+            return WA_SLOW;
+        }
         if (wa_hbuf_put(out, bp + b->path_s, b->path_e - b->path_s)) return WA_E_NOMEM;
         if (qe > qs) return wa_put_tail(out, r, n, qs, qe, fs);
         if (b->q_e > b->q_s && (wa_hbuf_byte(out, '?') || wa_hbuf_put(out, bp + b->q_s, b->q_e - b->q_s)))
@@ -402,6 +410,24 @@ static void wa_scan_ref(const uint8_t *u, size_t n, wa_refscan *r) {
     if (in_path && n - seg == 2 && u[seg] == '.' && u[seg + 1] == '.') r->dd_seg = 1;
 }
 
+/* A '..' segment in the path of an absolute (or scheme-relative) URL, its path being what follows
+ * urls._AUTHORITY: an optional scheme and ':', then an optional '//' and netloc. */
+static int wa_abs_dotdot(const uint8_t *u, size_t n) {
+    size_t a = wa_scheme_len(u, n), i, seg;
+    if (a) a++;
+    if (a + 1 < n && u[a] == '/' && u[a + 1] == '/') {
+        a += 2;
+        while (a < n && u[a] != '/' && u[a] != '?' && u[a] != '#') a++;
+    }
+    for (i = seg = a;; i++) {
+        if (i == n || u[i] == '/' || u[i] == '?' || u[i] == '#') {
+            if (i - seg == 2 && u[seg] == '.' && u[seg + 1] == '.') return 1;
+            if (i == n || u[i] != '/') return 0;
+            seg = i + 1;
+        }
+    }
+}
+
 static int wa_put3(wa_hbuf *out, const wa_hbuf *h, const uint8_t *t, size_t tn, const wa_hbuf *tail) {
     if (wa_hbuf_put(out, h->p, h->len) || wa_hbuf_put(out, t, tn) || wa_hbuf_put(out, tail->p, tail->len))
         return WA_E_NOMEM;
@@ -448,12 +474,13 @@ static int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t
     }
     if (!h->ok) return WA_SLOW;
     if (is_abs) {
-        if (sc.dd_seg || sc.pct2e || sc.xn || !wa_target_plain(u, n)) return WA_SLOW;
+        if (sc.pct2e || sc.xn || wa_abs_dotdot(u, n) || !wa_target_plain(u, n)) return WA_SLOW;
         *verbatim = 1;
         rc = wa_put3(out, sr ? &h->sr : &h->abs, u, n, &h->tail);
         return rc ? rc : WA_DONE;
     }
     if (!rw->base.rw_ok || sc.pct2e || wa_scheme_len(u, n)) return WA_SLOW;
+    if (u[0] == '?' && rw->base.path_e == rw->base.path_s) return WA_SLOW;   /* pywb's _join would add a '/' */
     {
         size_t start = out->len, tn;
         if (wa_hbuf_put(out, h->rel.p, h->rel.len)) return WA_E_NOMEM;
