@@ -27,7 +27,8 @@ typedef struct {
     int depth;          /* open ( and functions */
     int imgset;         /* the depth of the image-set() being read, 0 when none */
     int at;             /* 0, or the at-rule whose prelude is being read: 1 @import, 2 @namespace, 3 done */
-    size_t skip;        /* see above */
+    size_t skip;        /* see above: into a comment, string or url() */
+    size_t wskip;       /* the same into a word (an identifier, @keyword, #hash) */
 } wa_css_ctx;
 
 enum { WA_CSS_UNQ = 0, WA_CSS_DQ = '"', WA_CSS_SQ = '\'' };
@@ -95,6 +96,16 @@ static size_t wa_css_word_end(const uint8_t *p, size_t i, size_t n) {
         else break;
     }
     return i;
+}
+
+/* Where a later scan of the word from s, cut by the end of the input at n, may start again: 16
+ * bytes back (longer than any escape), when none of them is a backslash; else at its start. */
+static size_t wa_css_word_resume(const uint8_t *p, size_t s, size_t n) {
+    size_t k;
+    if (n < s + 32) return 0;
+    for (k = n - 16; k < n; k++)
+        if (p[k] == '\\') return 0;
+    return n - 16 - s;
 }
 
 /* The word p[s..e) is `w` (lowercase ASCII) compared without case, escapes decoded. */
@@ -173,9 +184,11 @@ static size_t wa_css_string_end(const uint8_t *p, size_t i, size_t n, int *bad, 
 /* An unquoted url( body from p[i] (after the white space that follows "url("): *e is the end of
  * the URL, the return value the index of the ')' that closes it (n at the end of the input);
  * *bad = 1 when it is a bad url (the return value is then where its remnants end). */
-static size_t wa_css_url_end(const uint8_t *p, size_t i, size_t n, size_t *e, int *bad, int *esc, int final) {
-    size_t j = i;
+static size_t wa_css_url_end(const uint8_t *p, size_t i, size_t n, size_t *e, int *bad, int *esc, int final,
+                             size_t *resume) {
+    size_t j = *resume > i ? *resume : i;   /* bytes before *resume are plain URL characters */
     *bad = 0;
+    *resume = i;
     while (j < n) {
         uint8_t c = p[j];
         if (c == ')') {
@@ -202,20 +215,30 @@ static size_t wa_css_url_end(const uint8_t *p, size_t i, size_t n, size_t *e, in
             break;
         }
         if (c == '\\') {
-            if (j + 1 >= n) return final ? (*e = n, n) : (size_t)-1;
+            if (j + 1 >= n) {
+                *resume = j;
+                return final ? (*e = n, n) : (size_t)-1;
+            }
             if (wa_css_nl(p[j + 1])) {
                 *bad = 1;
                 break;
             }
             *esc = 1;
-            j = wa_css_esc_end(p, j, n);
-            if (j >= n && !final) return (size_t)-1;
+            {
+                size_t k = wa_css_esc_end(p, j, n);
+                if (k >= n && !final) {
+                    *resume = j;
+                    return (size_t)-1;
+                }
+                j = k;
+            }
             continue;
         }
         j++;
     }
     if (!*bad) {
         *e = j;
+        *resume = j;
         return final ? n : (size_t)-1;
     }
     while (j < n) {              /* the remnants of a bad url */
@@ -309,8 +332,12 @@ static size_t wa_css_scan(wa_css_ctx *c, const uint8_t *p, size_t from, size_t n
             continue;
         }
         if (ch == '@' || ch == '#') {
-            size_t e = wa_css_word_end(p, i + 1, n);
-            if (e >= n && !final) return i;
+            size_t e = wa_css_word_end(p, i + 1 + c->wskip, n);
+            if (e >= n && !final) {
+                c->wskip = wa_css_word_resume(p, i + 1, n);
+                return i;
+            }
+            c->wskip = 0;
             if (ch == '@') {
                 c->at = wa_css_word_is(p, i + 1, e, "import") ? 1 : wa_css_word_is(p, i + 1, e, "namespace") ? 2 : 0;
             }
@@ -318,12 +345,17 @@ static size_t wa_css_scan(wa_css_ctx *c, const uint8_t *p, size_t from, size_t n
             continue;
         }
         if (wa_css_name(ch) || (ch == '\\' && i + 1 < n && !wa_css_nl(p[i + 1])) || (ch == '\\' && i + 1 >= n)) {
-            size_t w0 = i, e = wa_css_word_end(p, i, n), j;
+            size_t w0 = i, e, j;
+            e = wa_css_word_end(p, i + c->wskip, n);
             if (e >= n) {
-                if (!final) return i;
+                if (!final) {
+                    c->wskip = wa_css_word_resume(p, i, n);
+                    return i;
+                }
                 i = n;
                 continue;
             }
+            c->wskip = 0;
             if (e == i) {        /* a lone backslash before a newline */
                 i++;
                 continue;
@@ -353,20 +385,30 @@ static size_t wa_css_scan(wa_css_ctx *c, const uint8_t *p, size_t from, size_t n
                 i = j;
                 {
                     int bad, esc = 0;
-                    size_t res = 0, k = wa_css_string_end(p, j, n, &bad, &esc, &res);
+                    size_t off = j + 1 - w0, res = c->skip > off ? c->skip - off : 0;
+                    size_t k = wa_css_string_end(p, j, n, &bad, &esc, &res);
                     if (k >= n) {
-                        if (!final) return w0;
+                        if (!final) {
+                            c->depth--;
+                            c->skip = off + res;
+                            return w0;
+                        }
                         bad = 0;
                     }
+                    c->skip = 0;
                     if (!bad && wa_css_found(c, h, j + 1, k, p[j], esc, 1)) return (size_t)-1;
                     i = k < n ? k + 1 : n;
                 }
                 continue;
             } else {
-                size_t ue = 0, k;
+                size_t ue = 0, k, res = c->skip ? w0 + c->skip : 0;
                 int bad, esc = 0;
-                k = wa_css_url_end(p, j, n, &ue, &bad, &esc, final);
-                if (k == (size_t)-1) return w0;
+                k = wa_css_url_end(p, j, n, &ue, &bad, &esc, final, &res);
+                if (k == (size_t)-1) {
+                    c->skip = res > w0 ? res - w0 : 0;
+                    return w0;
+                }
+                c->skip = 0;
                 if (!bad && ue > j && wa_css_found(c, h, j, ue, WA_CSS_UNQ, esc, 1)) return (size_t)-1;
                 i = k < n ? k + 1 : n;
             }

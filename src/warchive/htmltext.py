@@ -101,17 +101,22 @@ def css_unescape(s: str) -> str:
 
 def escape_attr(s: str, quote: str, amp: bool) -> str:
     """``s`` written into an attribute value quoted by ``quote`` (``'"'``, ``"'"``, or ``""`` for
-    an unquoted one): the quotes that would end it and, unquoted, white space and ``<>=```
-    as character references; ``&`` as ``&amp;`` when ``amp`` (the value held references)."""
+    an unquoted one). When ``amp`` (the value held character references, so that ``s`` may hold
+    anything): ``&`` as ``&amp;``, both quotes where they could end the value, and unquoted,
+    white space and ``<>=``` too, as character references. Otherwise only what would end the
+    value: its quote, or white space and ``>``."""
     if amp:
         s = s.replace("&", "&amp;")
-    if quote != "'":
-        s = s.replace('"', "&quot;")
-    if quote != '"':
-        s = s.replace("'", "&#39;")
-    if not quote:
-        s = "".join(f"&#x{ord(c):02X};" if c in " \t\n\r\f<>=`" else c for c in s)
-    return s
+        if quote != "'":
+            s = s.replace('"', "&quot;")
+        if quote != '"':
+            s = s.replace("'", "&#39;")
+        if not quote:
+            s = "".join(f"&#x{ord(c):02X};" if c in " \t\n\r\f<>=`" else c for c in s)
+        return s
+    if quote:
+        return s.replace(quote, "&quot;" if quote == '"' else "&#39;")
+    return "".join(f"&#x{ord(c):02X};" if c in " \t\n\r\f>" else c for c in s)
 
 
 _CSS_URL_UNSAFE = re.compile(r"""[\x00-\x20"'()\\\x7f]""")
