@@ -515,6 +515,12 @@ def pywb_rewrite() -> Iterator[PywbRewrite]:
         for a response whose content is (``content_rw``) or is not read to be rewritten, with the
         client's Accept-Encoding ``A`` (None: absent): ``headers``, ``statusline``,
         ``is_chunked``, ``is_content_rw`` (after the Accept-Encoding check).
+    ``{"op": "html", "page": P, "prefix": X, "full_prefix": F, "url": TARGET, "defmod": D, "body": BASE64,
+    "css": B}``
+        pywb's ``HTMLRewriter`` (or, with ``css``, its ``CSSRewriter``) alone over the body decoded as
+        UTF-8 (surrogateescape), as ``DefaultRewriter`` builds it for a page with ``defmod`` D (its
+        replay modifier: ``mp_`` in framed replay) and no head insert, but with JavaScript left as it
+        is (a rewriter that changes nothing stands for its JS rewriter): ``body`` (base64, UTF-8).
     ``{"op": "content", ...the same, "payload": BASE64, "url": TARGET}``
         the whole of ``DefaultRewriter()(record, ...)`` over a response record of those headers
         and payload (as stored): ``headers``, ``statusline``, ``is_rw`` (a content rewriter ran)
@@ -613,6 +619,40 @@ def _child_headers(req: dict) -> dict:
             "is_chunked": rwinfo.is_chunked, "is_content_rw": rwinfo.is_content_rw}
 
 
+class _NoJS:
+    """Stands for pywb's JavaScript rewriter: leaves scripts as they are."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def rewrite_complete(self, string, **kwargs):
+        return string
+
+    def rewrite(self, string):
+        return string
+
+    def final_read(self):
+        return ""
+
+
+def _child_html(req: dict) -> dict:
+    from pywb.rewrite.html_rewriter import HTMLRewriter
+    from pywb.rewrite.regex_rewriters import CSSRewriter
+    try:
+        urlrw = _child_url_rewriter(req)
+        text = base64.b64decode(req["body"]).decode("utf-8", "surrogateescape")
+        if req.get("css"):
+            rw = CSSRewriter(urlrw)
+            out = rw.rewrite_complete(text)
+        else:
+            rw = HTMLRewriter(urlrw, js_rewriter=_NoJS(), css_rewriter=CSSRewriter(urlrw), url=req["url"],
+                              defmod=req.get("defmod", ""), charset="utf-8")
+            out = rw.rewrite(text) + rw.close()
+    except Exception as e:
+        return _err(e)
+    return {"ok": True, "body": base64.b64encode(out.encode("utf-8", "surrogateescape")).decode("ascii")}
+
+
 def _child_content(req: dict, rewriter) -> dict:
     import io
 
@@ -652,7 +692,7 @@ def _child_rewrite_main() -> int:
     rewriter = DefaultRewriter()
     ops = {"wburl": _child_wburl, "rewrite": _child_rewrite, "deprefix": _child_deprefix,
            "new_url": _child_new_url, "headers": _child_headers,
-           "content": lambda req: _child_content(req, rewriter)}
+           "content": lambda req: _child_content(req, rewriter), "html": _child_html}
     for line in sys.stdin:
         answers = []
         for req in json.loads(line):
