@@ -76,17 +76,29 @@ def sample_pages() -> List[Tuple[str, bytes]]:
 
 # --------------------------------------------------------------------------- reading both outputs
 
+# Elements whose content is text for a browser (and for our tokenizer), markup for html.parser.
+RAW = {"textarea", "title", "xmp", "noembed", "noframes", "iframe", "plaintext"}
+
+
 class Tags(HTMLParser):
-    """Start tags with their attributes (values decoded), and the text of <style> elements."""
+    """Start tags with their attributes (values decoded) and whether html.parser found them inside
+    an element a browser reads as text; and the text of <style> elements."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: List[Tuple[str, List[Tuple[str, Optional[str]]]]] = []
+        self.in_raw: List[bool] = []
+        self.raw_text: List[str] = []
         self.styles: List[str] = []
         self._in_style = False
+        self._raw: Optional[str] = None
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, attrs))
+        self.in_raw.append(self._raw is not None)
+        self.raw_text.append(self.get_starttag_text() or "")
+        if self._raw is None and tag in RAW:
+            self._raw = tag
         self._in_style = tag == "style"
         if self._in_style:
             self.styles.append("")
@@ -95,6 +107,8 @@ class Tags(HTMLParser):
 
     def handle_endtag(self, tag):
         self._in_style = False
+        if tag == self._raw and tag != "plaintext":
+            self._raw = None
 
     def handle_data(self, data):
         if self._in_style:
@@ -130,8 +144,12 @@ MODIFIER = re.compile(rf"^{PREFIX}{TS}[a-z]*_?/")
 
 
 def classify(tag: str, name: str, attrs: Dict[str, Optional[str]], orig: Optional[str], ours: Optional[str],
-             theirs: Optional[str], rw: UrlRewriter) -> Optional[str]:
+             theirs: Optional[str], rw: UrlRewriter, in_raw: bool = False, text: str = "") -> Optional[str]:
     """The name of the deliberate difference between our value and pywb's, or None."""
+    if in_raw and ours == orig:
+        return "raw-text"               # not a tag for a browser: left as it is
+    if "&" in text and ours is not None and theirs is not None:
+        return "attribute-references"   # references decoded as the HTML standard does (pywb: only &#...)
     if name == "target" and theirs == "___wb_replay_top_frame":
         return "target"
     if ours is not None and theirs is not None and ours != theirs and ours.strip() == theirs.strip():
@@ -147,11 +165,16 @@ def classify(tag: str, name: str, attrs: Dict[str, Optional[str]], orig: Optiona
             return "css-spelling"
     if tag == "base" and name == "href":
         return "first-base"
-    same_target = ours is not None and theirs is not None and MODIFIER.sub("", ours) == MODIFIER.sub("", theirs)
-    if tag == "link" and name == "href" and same_target and (attrs.get("rel") or "") != (attrs.get("rel") or "").lower().strip():
-        return "rel-tokens"             # rel compared as a list of tokens without case (pywb: the exact string)
-    if tag == "link" and name == "href" and same_target and len((attrs.get("rel") or "").split()) > 1:
-        return "rel-tokens"
+    if (tag, name) in (("image", "href"), ("script", "href")) and ours and theirs and MODIFIER.sub("", ours) == MODIFIER.sub("", theirs):
+        return "svg-modifier"           # SVG <image href> im_, <script href> js_ (pywb: the default)
+    same_target = (ours is not None and theirs is not None and bool(MODIFIER.match(ours)) and bool(MODIFIER.match(theirs))
+                   and MODIFIER.sub("", ours) == MODIFIER.sub("", theirs))
+    rel = attrs.get("rel") or ""
+    if tag == "link" and name == "href" and same_target and (rel != rel.lower().strip() or len(rel.split()) > 1
+                                                             or "modulepreload" in rel.lower()):
+        return "link-rels"              # rel read as a list of tokens without case; modulepreload js_
+    if tag == "meta" and name == "content" and (attrs.get("http-equiv") or "").lower() == "refresh" and orig == theirs:
+        return "refresh-spec"           # the refresh URL read as the HTML standard reads it
     if orig is not None and ours == rw.rewrite(orig.strip(), None) and not same_target:
         return "url-rewriter"           # UrlRewriter's own differences (test_urls_vs_pywb)
     return None
@@ -168,14 +191,14 @@ def compare(url: str, body: bytes, p) -> collections.Counter:
     src, a, b = parse(body.decode("utf-8", "surrogateescape")), parse(ours), parse(theirs)
     assert len(a.tags) == len(b.tags) == len(src.tags), (url, len(a.tags), len(b.tags), len(src.tags))
     seen: collections.Counter = collections.Counter()
-    for (tag, orig), (_, mine), (_, pywbs) in zip(src.tags, a.tags, b.tags):
+    for (tag, orig), in_raw, text, (_, mine), (_, pywbs) in zip(src.tags, src.in_raw, src.raw_text, a.tags, b.tags):
         pywbs = [(n, v) for n, v in pywbs if n != "__wb_orig_src"]
         assert [n for n, _ in mine] == [n for n, _ in pywbs], (url, tag, mine, pywbs)
         for (name, o), (_, v1), (_, v2) in zip(orig, mine, pywbs):
             if v1 == v2:
                 seen["same"] += v1 != o
                 continue
-            why = classify(tag, name, dict(orig), o, v1, v2, rw)
+            why = classify(tag, name, dict(orig), o, v1, v2, rw, in_raw, text)
             assert why, f"{url}: <{tag} {name}>: ours {v1!r}, pywb {v2!r} (was {o!r})"
             seen[why] += 1
     for s1, s2 in zip(a.styles, b.styles):
@@ -231,3 +254,20 @@ def test_samples_and_fixture_pages():
 @pytest.mark.slow
 def test_every_fixture_page_and_the_corpus():
     run(wget_pages(every=1) + corpus_pages())
+
+
+def rule_pages() -> List[Tuple[str, bytes]]:
+    """One small page per rule of tests/unit/test_html_rewrite.py (what the corpus hardly holds:
+    srcset, style sheets, refreshes, preloads, SVG, entities)."""
+    import importlib
+    rules = importlib.import_module("unit.test_html_rewrite")
+    docs = [d for d, _ in rules.ATTRIBUTES + rules.SVG + rules.LINKS + rules.META + rules.NEUTRALISED + rules.ENTITIES
+            + rules.STYLE + rules.TOKENIZER_REWRITES] + rules.LEFT_ALONE + rules.TOKENIZER
+    return [("http://example.com/dir/page.html", d.encode()) for d in docs]
+
+
+def test_rule_pages():
+    total = run(rule_pages())
+    for why in ("more-attributes", "srcset-modifier", "raw-text", "refresh-spec", "link-rels", "svg-modifier",
+                "attribute-references", "style-element"):
+        assert total[why], (why, total)      # each difference shows where it should
