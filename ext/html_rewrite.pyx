@@ -16,6 +16,7 @@ from libc.string cimport memset
 from libc.stdlib cimport free
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.unicode cimport PyUnicode_DecodeASCII
 
 from _lib.wa_common cimport WA_OK, WA_SLOW, WA_E_NOMEM
 from _lib.wa_html cimport *
@@ -60,7 +61,8 @@ cdef class Kernel:
     * ``on_link_base(raw, ctx) -> None``: links mode, the first <base href>: ``set_base`` or not.
 
     Links come out as tuples ``(hop, what, attr, css, raw, ctx, value, tag)``: ``value`` is the
-    URL resolved against the base when ``raw`` is 0, else the raw bytes to decode and resolve.
+    URL resolved against the base (str) when ``raw`` is 0, each (hop, URL) once per document,
+    else the raw bytes (to decode, resolve, and compare with those already found).
     An exception in the handler leaves the kernel unusable (``ValueError`` afterwards).
     """
     cdef wa_html *h
@@ -125,7 +127,8 @@ cdef class Kernel:
         cdef const uint8_t *a = h.lkarena.p
         for i in range(h.nlk):
             l = &h.lk[i]
-            out.append((chr(l.hop), l.what, l.attr, l.css, l.raw, l.ctx, _bytes(a + l.off, l.len),
+            out.append((chr(l.hop), l.what, l.attr, l.css, l.raw, l.ctx,
+                        _bytes(a + l.off, l.len) if l.raw else PyUnicode_DecodeASCII(<const char *>a + l.off, <Py_ssize_t>l.len, NULL),
                         _bytes(a + l.toff, l.tlen)))
         h.nlk = 0
         h.lkarena.len = 0

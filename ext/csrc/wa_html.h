@@ -151,6 +151,12 @@ typedef struct wa_html {
     wa_link *lk;            /* links found (the caller drains them) */
     size_t nlk, cap_lk;
     wa_hbuf lkarena;
+    /* the links already reported in this document (resolved ones: the caller keeps the others) */
+    wa_hbuf seen_urls;      /* hop byte + URL, one after the other */
+    size_t *seen_off;       /* offsets in seen_urls; seen_len[i] their lengths */
+    size_t *seen_len;
+    uint32_t *seen_tab;     /* open addressing: index + 1 into seen_off, 0 empty */
+    size_t nseen, seen_cap, tab_cap;
 
     /* the pending request */
     int req;
@@ -175,6 +181,10 @@ static void wa_html_free(wa_html *h) {
     wa_hbuf_free(&h->out);
     free(h->lk);
     wa_hbuf_free(&h->lkarena);
+    wa_hbuf_free(&h->seen_urls);
+    free(h->seen_off);
+    free(h->seen_len);
+    free(h->seen_tab);
     free(h);
 }
 
@@ -228,10 +238,65 @@ static int wa_edit_slow(wa_html *h, size_t s, size_t e, uint8_t ctx, uint8_t slo
     return WA_OK;
 }
 
+static uint64_t wa_fnv(uint8_t hop, const uint8_t *u, size_t n) {
+    uint64_t x = 1469598103934665603ull;
+    size_t i;
+    x = (x ^ hop) * 1099511628211ull;
+    for (i = 0; i < n; i++) x = (x ^ u[i]) * 1099511628211ull;
+    return x;
+}
+
+/* 1 when (hop, URL) was reported before in this document, else records it and returns 0. */
+static int wa_seen(wa_html *h, uint8_t hop, const uint8_t *u, size_t n) {
+    uint64_t x = wa_fnv(hop, u, n);
+    size_t mask, j;
+    if (2 * (h->nseen + 1) > h->tab_cap) {           /* grow (and rehash) at half full */
+        size_t cap = h->tab_cap ? h->tab_cap * 2 : 1024, i;
+        uint32_t *t = (uint32_t *)calloc(cap, sizeof(uint32_t));
+        if (!t) return -1;
+        for (i = 0; i < h->nseen; i++) {
+            size_t k = (size_t)wa_fnv(h->seen_urls.p[h->seen_off[i]], h->seen_urls.p + h->seen_off[i] + 1,
+                                      h->seen_len[i] - 1) & (cap - 1);
+            while (t[k]) k = (k + 1) & (cap - 1);
+            t[k] = (uint32_t)(i + 1);
+        }
+        free(h->seen_tab);
+        h->seen_tab = t;
+        h->tab_cap = cap;
+    }
+    mask = h->tab_cap - 1;
+    for (j = (size_t)x & mask; h->seen_tab[j]; j = (j + 1) & mask) {
+        size_t i = h->seen_tab[j] - 1;
+        const uint8_t *p = h->seen_urls.p + h->seen_off[i];
+        if (h->seen_len[i] == n + 1 && p[0] == hop && memcmp(p + 1, u, n) == 0) return 1;
+    }
+    if (h->nseen == h->seen_cap) {
+        size_t cap = h->seen_cap ? h->seen_cap * 2 : 256;
+        size_t *o = (size_t *)realloc(h->seen_off, cap * sizeof(size_t)), *l;
+        if (!o) return -1;
+        h->seen_off = o;
+        l = (size_t *)realloc(h->seen_len, cap * sizeof(size_t));
+        if (!l) return -1;
+        h->seen_len = l;
+        h->seen_cap = cap;
+    }
+    h->seen_off[h->nseen] = h->seen_urls.len;
+    h->seen_len[h->nseen] = n + 1;
+    if (wa_hbuf_byte(&h->seen_urls, hop) || wa_hbuf_put(&h->seen_urls, u, n)) return -1;
+    h->seen_tab[j] = (uint32_t)(h->nseen + 1);
+    h->nseen++;
+    return 0;
+}
+
 static int wa_link_add(wa_html *h, uint8_t hop, uint8_t what, uint8_t attr, uint8_t lc, int raw, uint8_t ctx,
                        const uint8_t *u, size_t un) {
     wa_link *l;
     size_t i;
+    if (!raw) {
+        int seen = wa_seen(h, hop, u, un);
+        if (seen < 0) return WA_E_NOMEM;
+        if (seen) return WA_OK;
+    }
     if (h->nlk == h->cap_lk) {
         size_t cap = h->cap_lk ? h->cap_lk * 2 : 64;
         wa_link *v = (wa_link *)realloc(h->lk, cap * sizeof(wa_link));

@@ -19,8 +19,8 @@ LC_IMAGESET: int
 ATTR_NAMES: Tuple[str, ...]
 TAG_NAMES: Tuple[str, ...]
 
-# (hop, what, attr, css, raw, ctx, value, tag): see Kernel
-LinkRecord = Tuple[str, int, int, int, int, int, bytes, bytes]
+# (hop, what, attr, css, raw, ctx, value, tag): see Kernel (value: str when raw is 0, else bytes)
+LinkRecord = Tuple[str, int, int, int, int, int, Union[str, bytes], bytes]
 
 class Handler(Protocol):
     def on_url(self, raw: bytes, ctx: int, slot: int, force_abs: bool) -> Optional[bytes]: ...

@@ -31,7 +31,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union, cast
 from urllib.parse import urljoin
 
 from .._ext import html_rewrite as _k
@@ -140,7 +140,7 @@ class _Extractor:
         seen, links = self._seen, self.links
         for hop, what, attr, css, raw, ctx, value, tag in records:
             if raw:
-                text = value.decode(self._raw_codec, self._raw_errors)
+                text = cast(bytes, value).decode(self._raw_codec, self._raw_errors)
                 if ctx & 3:
                     text = unescape_attr(text)
                 if ctx >> 2:
@@ -149,7 +149,7 @@ class _Extractor:
                 if url is None:
                     continue
             else:
-                url = value.decode("ascii")
+                url = cast(str, value)
             if (url, hop) in seen:
                 continue
             seen.add((url, hop))
