@@ -1467,6 +1467,8 @@ static int wa_html_continue(wa_html *h) {
 
 /* Feed p[0..n) (final: the document ends with it). */
 static int wa_html_feed(wa_html *h, const uint8_t *p, size_t n, int final) {
+    if (!h->links && h->out.cap < h->out.len + n + n / 16 + 256 && wa_hbuf_grow(&h->out, n + n / 16 + 256))
+        return WA_E_NOMEM;   /* room for the output at once: rewritten pages grow by a few per cent */
     if (h->hold.len) {
         if (wa_hbuf_put(&h->hold, p, n)) return WA_E_NOMEM;
         h->w = h->hold.p;

@@ -70,23 +70,27 @@ def ensure_path(url: str) -> str:
 
 
 _Pieces = Optional[Tuple[bytes, bytes, bytes, bytes]]
-_PIECES: Dict[Tuple[str, ...], _Pieces] = {}
+_PIECES: Dict[Tuple[object, ...], Tuple[_Pieces, ...]] = {}
 
 
-def _pieces(rw: UrlRewriter, modifier: str) -> _Pieces:
+def _pieces(rw: UrlRewriter, modifiers: Tuple[str, ...]) -> Tuple[_Pieces, ...]:
     """What UrlRewriter puts before and after the target of an absolute, a root-relative and a
-    scheme-relative reference under ``modifier`` (the same for every page of a collection, time
-    and modifier: cached), read off its own answers on a page of a sentinel host; None when they
-    are not plain (the kernel then asks Python for every URL of that modifier)."""
+    scheme-relative reference under each of ``modifiers`` (the same for every page of a
+    collection, time and modifier: cached), read off its own answers on a page of a sentinel
+    host; None for a modifier whose pieces are not plain (the kernel then asks Python for every
+    URL of it)."""
     page = rw.page
     key = (rw.prefix, rw.full_prefix, rw.rel_prefix, page.type, page.timestamp, page.end_timestamp,
-           page.modifier, modifier)
-    got = _PIECES.get(key, False)
-    if got is not False:
-        return got   # type: ignore[return-value]
-    if len(_PIECES) > 1024:
-        _PIECES.clear()
-    _PIECES[key] = got = _read_pieces(rw, modifier)
+           page.modifier, modifiers)
+    got = _PIECES.get(key)
+    if got is None:
+        if len(_PIECES) > 1024:
+            _PIECES.clear()
+        known: Dict[str, _Pieces] = {}
+        for mod in modifiers:
+            if mod not in known:
+                known[mod] = _read_pieces(rw, mod)
+        _PIECES[key] = got = tuple(known[mod] for mod in modifiers)
     return got
 
 
@@ -138,8 +142,8 @@ class StreamRewriter:
         prefix, full = rewriter.prefix, rewriter.full_prefix
         self._kernel.set_prefixes(prefix.encode("utf-8", "surrogatepass"), full.encode("utf-8", "surrogatepass"),
                                   bool(prefix) and prefix != "/", full != prefix)
-        for slot, mod in enumerate(self._mods):
-            self._kernel.set_head(slot, _pieces(rewriter, mod))
+        for slot, pieces in enumerate(_pieces(rewriter, self._mods)):
+            self._kernel.set_head(slot, pieces)
         self._dec: Optional[codecs.IncrementalDecoder] = None
         self._enc: Optional[codecs.IncrementalEncoder] = None
         self._text = "utf-8"             # the charset of what the kernel reads
