@@ -1,9 +1,13 @@
 """The rewriting kernel on arbitrary input: it never raises, its output does not depend on how
 the input is cut into chunks, it changes nothing but the URLs it names (each URL handed to a
 marking handler comes back marked, and with the marks taken out the output is the input), and
-its C fast path writes what the Python path writes. Built with WARCHIVE_SANITIZE=ON (or the
-kernel alone with -fsanitize=address: tests/data/README.md), these tests are the check that it
-reads no byte outside its buffers."""
+its C fast path writes what the Python path writes.
+
+Built with AddressSanitizer and UBSan, these tests are the check that it reads no byte outside its
+buffers: ``VENV=.venv-asan CMAKE_DEFINES="WARCHIVE_SANITIZE=ON" bash scripts/setup.sh test``, then
+run them with that venv's Python and ``LD_PRELOAD="$(gcc -print-file-name=libasan.so)
+$(gcc -print-file-name=libubsan.so)" ASAN_OPTIONS=detect_leaks=0`` (Python itself is not
+instrumented). Done for this kernel with 8,000 examples of each test: clean."""
 
 from __future__ import annotations
 
