@@ -58,7 +58,8 @@ cdef class Kernel:
       as the document holds it: ``ctx`` says where, see wa_html.h WA_CTX), or None to keep it;
     * ``on_base(raw, ctx) -> bytes | None``: the same for the first <base href>, which it must also
       make the base of what follows (``set_base``);
-    * ``on_link_base(raw, ctx) -> None``: links mode, the first <base href>: ``set_base`` or not.
+    * ``on_link_base(raw, ctx, links) -> None``: links mode, the first <base href>: ``links`` are
+      those found before it (to be resolved against the old base), then ``set_base`` or not.
 
     Links come out as tuples ``(hop, what, attr, css, raw, ctx, value, tag)``: ``value`` is the
     URL resolved against the base (str) when ``raw`` is 0, each (hop, URL) once per document,
@@ -140,7 +141,6 @@ cdef class Kernel:
         cdef Py_buffer buf
         cdef int rc
         cdef wa_html *h = self.h
-        cdef list found = []
         cdef object ans
         cdef bytes raw
         if self.broken:
@@ -159,9 +159,7 @@ cdef class Kernel:
                     elif h.req == WA_REQ_BASE:
                         ans = self.handler.on_base(raw, h.req_ctx)
                     else:
-                        if h.links:
-                            found.extend(self._links())
-                        self.handler.on_link_base(raw, h.req_ctx)
+                        self.handler.on_link_base(raw, h.req_ctx, self._links())
                         ans = None
                 except BaseException:
                     self.broken = True
@@ -181,8 +179,7 @@ cdef class Kernel:
         if final:
             self.closed = True
         if h.links:
-            found.extend(self._links())
-            return found
+            return self._links()
         out = _bytes(h.out.p, h.out.len)
         h.out.len = 0
         return out

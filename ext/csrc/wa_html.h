@@ -158,6 +158,8 @@ typedef struct wa_html {
     uint32_t *seen_tab;     /* open addressing: index + 1 into seen_off, 0 empty */
     size_t nseen, seen_cap, tab_cap;
 
+    int links_pending;      /* links mode: 1 + the tag whose other links follow a base request */
+
     /* the pending request */
     int req;
     size_t req_s, req_e;
@@ -796,28 +798,37 @@ static int wa_py_stripped_is(const uint8_t *p, size_t n, const char *w) {
     return wa_eq_ci(p + s, e - s, w);
 }
 
-/* Returns WA_OK, WA_NEED (the base needs the caller: h->req set), or an error. */
+static int wa_links_rest(wa_html *h, int t);
+
+/* Returns WA_OK, WA_NEED (the base needs the caller: h->req set; the rest of the tag's links
+ * follow once it answered, against the new base), or an error. */
 static int wa_links_tag(wa_html *h, int t, size_t gt) {
-    int rc;
-    size_t k;
     const wa_attr *a;
     if (!memchr(h->w + h->name_e, '=', gt - h->name_e)) return WA_OK;   /* as capture.links: values only */
     if (t == WA_T_BASE) {
         a = wa_first(h, WA_A_HREF);
         if (a && !h->based) {
             wa_view v;
-            size_t s = 0, e;
+            int rc;
             h->based = 1;
             if ((rc = wa_view_attr(h, a, &v)) != 0) return rc;
-            e = v.n;
             h->req = WA_REQ_LINKBASE;
-            h->req_s = wa_view_raw(&v, s);
-            h->req_e = wa_view_raw(&v, e);
+            h->req_s = wa_view_raw(&v, 0);
+            h->req_e = a->has_val ? wa_view_raw(&v, v.n) : h->req_s;
             h->req_ctx = WA_CTX(v.actx, 0);
-            if (!a->has_val) h->req_e = h->req_s;
+            h->links_pending = t + 1;
             return WA_NEED;
         }
-    } else if (t == WA_T_LINK) {
+    }
+    return wa_links_rest(h, t);
+}
+
+/* The links of a tag but its first <base href> (capture.links' order). */
+static int wa_links_rest(wa_html *h, int t) {
+    int rc;
+    size_t k;
+    const wa_attr *a;
+    if (t == WA_T_LINK) {
         a = wa_first(h, WA_A_HREF);
         if (a) {
             int emb = wa_links_rels_embed(h);
@@ -1456,6 +1467,11 @@ static int wa_html_continue(wa_html *h) {
         if (h->emitting) {
             rc = wa_emit(h);
             if (rc) return rc;
+        }
+        if (h->links_pending) {
+            int t = h->links_pending - 1;
+            h->links_pending = 0;
+            if ((rc = wa_links_rest(h, t)) != 0) return rc;
         }
         rc = wa_tokenize(h);
         if (rc == WA_DONE) continue;

@@ -215,7 +215,7 @@ def check_our_invariants(url: str, body: bytes) -> None:
         def on_base(self, raw, ctx):
             return b"\x01" + raw + b"\x02"
 
-        def on_link_base(self, raw, ctx):
+        def on_link_base(self, raw, ctx, links):
             pass
 
     if b"\x01" not in body and b"\x02" not in body and b"referrer" not in body.lower():

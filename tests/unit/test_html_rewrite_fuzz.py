@@ -85,7 +85,7 @@ class Marker:
     def on_base(self, raw: bytes, ctx: int) -> bytes:
         return self.on_url(raw, ctx, 0, False)
 
-    def on_link_base(self, raw: bytes, ctx: int) -> None:
+    def on_link_base(self, raw: bytes, ctx: int, links) -> None:
         pass
 
 

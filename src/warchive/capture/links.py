@@ -113,7 +113,8 @@ class _Extractor:
     def on_base(self, raw: bytes, ctx: int) -> Optional[bytes]:
         raise AssertionError("link mode rewrites nothing")
 
-    def on_link_base(self, raw: bytes, ctx: int) -> None:
+    def on_link_base(self, raw: bytes, ctx: int, links: List[_k.LinkRecord]) -> None:
+        self._take(links)             # found before the base: resolved against the page
         url = resolve(self.url, unescape_attr(raw.decode(self._raw_codec, self._raw_errors)))
         if url is not None:
             self.base = url

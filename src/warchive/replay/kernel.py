@@ -24,7 +24,7 @@ attributes hold URLs: that is the kernel's.
 from __future__ import annotations
 
 import codecs
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 from .._ext import html_rewrite as _k
@@ -198,7 +198,7 @@ class StreamRewriter:
             return None
         return self._write(out, attr, 0, b"&" in raw)
 
-    def on_link_base(self, raw: bytes, ctx: int) -> None:   # links mode only
+    def on_link_base(self, raw: bytes, ctx: int, links: List[_k.LinkRecord]) -> None:   # links mode only
         raise AssertionError("not a link extractor")
 
     def _write(self, out: str, attr: int, css: int, amp: bool) -> bytes:
