@@ -1,4 +1,9 @@
-"""Outlinks of fetched pages: a streaming HTML tokenizer and a CSS scanner.
+"""THE ORACLE, not warchive's code: warchive.capture.links as it was before the rewriting kernel
+took its work (main at be166d5), kept unchanged below this paragraph so that
+tests/differential/test_links_vs_python.py, tests/unit/test_links.py (its deviations) and
+bench/html_compare.py can compare the kernel's link mode with it. It imports nothing from warchive.
+
+Outlinks of fetched pages: a streaming HTML tokenizer and a CSS scanner.
 
 ``extract_links(url, content_type, payload)`` is what the crawler calls for each response: the
 links of an HTML or CSS payload, resolved against the page (or its ``<base href>``), fragments

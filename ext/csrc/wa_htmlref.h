@@ -372,7 +372,11 @@ static inline int wa_name_id(const uint8_t *s, size_t n, const char *const *name
     for (i = 0; i < n; i++) low[i] = (uint8_t)wa_lower(s[i]);
     for (k = 0; k < x->cnt[f]; k++) {
         int id = x->ids[f][k];
-        if (x->len[id] == n && memcmp(names[id], low, n) == 0) return id;
+        if (x->len[id] == n) {
+            const char *w = names[id];
+            for (i = 1; i < n && (uint8_t)w[i] == low[i]; i++) {}
+            if (i == n) return id;
+        }
     }
     return 0;
 }

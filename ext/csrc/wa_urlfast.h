@@ -121,13 +121,13 @@ static size_t wa_uri_head_end(const uint8_t *s, size_t n) {
     return n;
 }
 
-/* The target of a rewritten URL comes out of warchive's URL functions unchanged: to_uri
- * decodes nothing in its scheme and host ('%', '+'), display_url has no 'xn--' to show. */
-static int wa_target_plain(const uint8_t *s, size_t n) {
+/* to_uri decodes nothing in the scheme and host of s ('%', '+'): with no 'xn--' in it (for
+ * display_url: the callers know), a target comes out of warchive's URL functions unchanged. */
+static int wa_head_plain(const uint8_t *s, size_t n) {
     size_t h = wa_uri_head_end(s, n), i;
     for (i = 0; i < h; i++)
         if (s[i] == '%' || s[i] == '+') return 0;
-    return !wa_has(s, n, "xn--", 4);
+    return 1;
 }
 
 /* --------------------------------------------------------------------------- the base URL */
@@ -136,7 +136,8 @@ typedef struct {
     uint8_t *p;          /* the base URL (owned copy) */
     size_t n;
     int ok;              /* an http(s) URL these functions can join against */
-    int rw_ok;           /* and one UrlRewriter joins against without Python (no dots in its path) */
+    int rw_ok;           /* and one UrlRewriter joins against without Python (no dots in its path,
+                            no 'xn--' anywhere) */
     char scheme[6];      /* "http" or "https", as urlsplit lowercases it */
     size_t scheme_n;
     size_t net_s, net_e; /* netloc */
@@ -182,7 +183,7 @@ static int wa_urlbase_set(wa_urlbase *b, const uint8_t *s, size_t n) {
     }
     b->ok = 1;
     b->rw_ok = !wa_has(s + b->path_s, b->path_e - b->path_s, "..", 2)
-               && !wa_has_pct2e(s + b->path_s, b->path_e - b->path_s);
+               && !wa_has_pct2e(s + b->path_s, b->path_e - b->path_s) && !wa_has(s, n, "xn--", 4);
     return WA_OK;
 }
 
@@ -465,8 +466,11 @@ static int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t
     case 'w': is_abs = wa_starts_ci(u, n, "wais:"); break;
     default: break;
     }
-    if (rw->check_prefix && n >= rw->prefix.len && memcmp(u, rw->prefix.p, rw->prefix.len) == 0) return WA_SAME;
-    if (rw->check_full && n >= rw->full.len && memcmp(u, rw->full.p, rw->full.len) == 0) return WA_SAME;
+    if (rw->check_prefix && n >= rw->prefix.len && u[0] == rw->prefix.p[0]
+        && memcmp(u, rw->prefix.p, rw->prefix.len) == 0)
+        return WA_SAME;
+    if (rw->check_full && n >= rw->full.len && u[0] == rw->full.p[0] && memcmp(u, rw->full.p, rw->full.len) == 0)
+        return WA_SAME;
     if (n >= 2 && u[0] == '/' && u[1] == '/') {
         is_abs = sr = 1;
     } else if (!fa && !is_abs && u[0] != '/') {
@@ -474,12 +478,12 @@ static int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t
     }
     if (!h->ok) return WA_SLOW;
     if (is_abs) {
-        if (sc.pct2e || sc.xn || wa_abs_dotdot(u, n) || !wa_target_plain(u, n)) return WA_SLOW;
+        if (sc.pct2e || sc.xn || wa_abs_dotdot(u, n) || !wa_head_plain(u, n)) return WA_SLOW;
         *verbatim = 1;
         rc = wa_put3(out, sr ? &h->sr : &h->abs, u, n, &h->tail);
         return rc ? rc : WA_DONE;
     }
-    if (!rw->base.rw_ok || sc.pct2e || wa_scheme_len(u, n)) return WA_SLOW;
+    if (!rw->base.rw_ok || sc.pct2e || sc.xn || wa_scheme_len(u, n)) return WA_SLOW;
     if (u[0] == '?' && rw->base.path_e == rw->base.path_s) return WA_SLOW;   /* pywb's _join would add a '/' */
     {
         size_t start = out->len, tn;
@@ -490,7 +494,7 @@ static int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t
             out->len = start;
             return rc == WA_E_NOMEM ? rc : WA_SLOW;
         }
-        if (!wa_target_plain(out->p + tn, out->len - tn)) {
+        if (!wa_head_plain(out->p + tn, out->len - tn)) {
             out->len = start;
             return WA_SLOW;
         }
