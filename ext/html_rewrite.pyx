@@ -70,6 +70,7 @@ cdef class Kernel:
     cdef object handler
     cdef bint broken
     cdef bint closed
+    cdef object _kept      # the bytes the C core borrows (prefixes, heads)
 
     def __cinit__(self, handler, bint css=False, bint links=False, bint all_slow=False):
         self.h = wa_html_new(css, links)
@@ -93,11 +94,9 @@ cdef class Kernel:
     def set_prefixes(self, bytes prefix not None, bytes full not None, bint check_prefix, bint check_full):
         """URLs starting with ``prefix`` (when ``check_prefix``) or ``full`` (``check_full``) are
         left alone, as UrlRewriter leaves them."""
-        self.h.rw.prefix.len = 0
-        self.h.rw.full.len = 0
-        if (wa_hbuf_put(&self.h.rw.prefix, PyBytes_AS_STRING(prefix), PyBytes_GET_SIZE(prefix))
-                or wa_hbuf_put(&self.h.rw.full, PyBytes_AS_STRING(full), PyBytes_GET_SIZE(full))):
-            raise MemoryError()
+        wa_hbuf_borrow(&self.h.rw.prefix, PyBytes_AS_STRING(prefix), PyBytes_GET_SIZE(prefix))
+        wa_hbuf_borrow(&self.h.rw.full, PyBytes_AS_STRING(full), PyBytes_GET_SIZE(full))
+        self._keep((prefix, full))
         self.h.rw.check_prefix = check_prefix
         self.h.rw.check_full = check_full
 
@@ -107,18 +106,32 @@ cdef class Kernel:
         cdef wa_rwhead *hd
         if not 0 <= slot < WA_NSLOTS:
             raise ValueError(f"slot {slot} out of range")
+        cdef bytes a, r, s, t
         hd = &self.h.rw.heads[slot]
         hd.ok = 0
-        hd.abs.len = hd.rel.len = hd.sr.len = hd.tail.len = 0
         if head is None:
             return
         a, r, s, t = head
-        if (wa_hbuf_put(&hd.abs, PyBytes_AS_STRING(a), PyBytes_GET_SIZE(a))
-                or wa_hbuf_put(&hd.rel, PyBytes_AS_STRING(r), PyBytes_GET_SIZE(r))
-                or wa_hbuf_put(&hd.sr, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
-                or wa_hbuf_put(&hd.tail, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t))):
-            raise MemoryError()
+        wa_hbuf_borrow(&hd.abs, PyBytes_AS_STRING(a), PyBytes_GET_SIZE(a))
+        wa_hbuf_borrow(&hd.rel, PyBytes_AS_STRING(r), PyBytes_GET_SIZE(r))
+        wa_hbuf_borrow(&hd.sr, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
+        wa_hbuf_borrow(&hd.tail, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t))
+        self._keep(head)
         hd.ok = 1
+
+    cdef _keep(self, object x):
+        if self._kept is None:
+            self._kept = [x]
+        else:
+            self._kept.append(x)
+
+    def set_heads(self, tuple heads not None):
+        """``set_head`` for every slot at once: a tuple of WA_NSLOTS pieces (or None each)."""
+        cdef int slot
+        if len(heads) != WA_NSLOTS:
+            raise ValueError(f"{len(heads)} heads for {WA_NSLOTS} slots")
+        for slot in range(WA_NSLOTS):
+            self.set_head(slot, heads[slot])
 
     cdef list _links(self):
         cdef wa_html *h = self.h

@@ -22,6 +22,7 @@ cdef extern from "wa_html.h" nogil:
         size_t len
         size_t cap
     int wa_hbuf_put(wa_hbuf *b, const void *s, size_t n)
+    void wa_hbuf_borrow(wa_hbuf *b, const void *p, size_t n)
     void wa_hbuf_free(wa_hbuf *b)
 
     ctypedef struct wa_map:

@@ -28,21 +28,36 @@ enum { WA_SAME = 3, WA_DONE = 4 };   /* beside wa_common.h's WA_OK / WA_SLOW / W
 
 /* --------------------------------------------------------------------------- growable bytes */
 
+/* Bytes: owned (cap > 0, malloc'd) or borrowed (cap == 0, p pointing at memory the caller keeps
+ * alive: never freed; growing one copies it first). */
 typedef struct { uint8_t *p; size_t len, cap; } wa_hbuf;
 
 static int wa_hbuf_grow(wa_hbuf *b, size_t extra) {
     size_t need = b->len + extra, cap = b->cap ? b->cap : 256;
+    uint8_t *p;
     if (need < b->len) return WA_E_NOMEM;
     if (need <= b->cap) return WA_OK;
     while (cap < need) {
         if (cap > ((size_t)-1) / 2) return WA_E_NOMEM;
         cap *= 2;
     }
-    uint8_t *p = (uint8_t *)realloc(b->p, cap);
+    if (!b->cap && b->p) {
+        p = (uint8_t *)malloc(cap);
+        if (p && b->len) memcpy(p, b->p, b->len);
+    } else {
+        p = (uint8_t *)realloc(b->p, cap);
+    }
     if (!p) return WA_E_NOMEM;
     b->p = p;
     b->cap = cap;
     return WA_OK;
+}
+
+static inline void wa_hbuf_borrow(wa_hbuf *b, const void *p, size_t n) {
+    if (b->cap) free(b->p);
+    b->p = (uint8_t *)p;
+    b->len = n;
+    b->cap = 0;
 }
 
 static inline int wa_hbuf_put(wa_hbuf *b, const void *s, size_t n) {
@@ -59,7 +74,7 @@ static inline int wa_hbuf_byte(wa_hbuf *b, uint8_t c) {
 }
 
 static void wa_hbuf_free(wa_hbuf *b) {
-    free(b->p);
+    if (b->cap) free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
 }

@@ -142,8 +142,7 @@ class StreamRewriter:
         prefix, full = rewriter.prefix, rewriter.full_prefix
         self._kernel.set_prefixes(prefix.encode("utf-8", "surrogatepass"), full.encode("utf-8", "surrogatepass"),
                                   bool(prefix) and prefix != "/", full != prefix)
-        for slot, pieces in enumerate(_pieces(rewriter, self._mods)):
-            self._kernel.set_head(slot, pieces)
+        self._kernel.set_heads(_pieces(rewriter, self._mods))
         self._dec: Optional[codecs.IncrementalDecoder] = None
         self._enc: Optional[codecs.IncrementalEncoder] = None
         self._text = "utf-8"             # the charset of what the kernel reads
