@@ -529,6 +529,12 @@ def pywb_rewrite() -> Iterator[PywbRewrite]:
         pywb's ``JSLocationRewriterRules(P)`` (its location-only JS rewriter) over the text T:
         ``edits``, a [start, end, replacement] for each match its ``RegexRewriter`` replaces, and
         ``result``, its ``rewrite(T)``.
+    ``{"op": "html", "page": P, "prefix": X, "full_prefix": F, "url": TARGET, "defmod": D, "body": BASE64,
+    "css": B}``
+        pywb's ``HTMLRewriter`` (or, with ``css``, its ``CSSRewriter``) alone over the body decoded as
+        UTF-8 (surrogateescape), as ``DefaultRewriter`` builds it for a page with ``defmod`` D (its
+        replay modifier: ``mp_`` in framed replay) and no head insert, but with JavaScript left as it
+        is (a rewriter that changes nothing stands for its JS rewriter): ``body`` (base64, UTF-8).
     ``{"op": "content", ...the same, "payload": BASE64, "url": TARGET}``
         the whole of ``DefaultRewriter()(record, ...)`` over a response record of those headers
         and payload (as stored): ``headers``, ``statusline``, ``is_rw`` (a content rewriter ran)
@@ -660,6 +666,40 @@ def _child_js_location(req: dict) -> dict:
         return _err(e)
 
 
+class _NoJS:
+    """Stands for pywb's JavaScript rewriter: leaves scripts as they are."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def rewrite_complete(self, string, **kwargs):
+        return string
+
+    def rewrite(self, string):
+        return string
+
+    def final_read(self):
+        return ""
+
+
+def _child_html(req: dict) -> dict:
+    from pywb.rewrite.html_rewriter import HTMLRewriter
+    from pywb.rewrite.regex_rewriters import CSSRewriter
+    try:
+        urlrw = _child_url_rewriter(req)
+        text = base64.b64decode(req["body"]).decode("utf-8", "surrogateescape")
+        if req.get("css"):
+            rw = CSSRewriter(urlrw)
+            out = rw.rewrite_complete(text)
+        else:
+            rw = HTMLRewriter(urlrw, js_rewriter=_NoJS(), css_rewriter=CSSRewriter(urlrw), url=req["url"],
+                              defmod=req.get("defmod", ""), charset="utf-8")
+            out = rw.rewrite(text) + rw.close()
+    except Exception as e:
+        return _err(e)
+    return {"ok": True, "body": base64.b64encode(out.encode("utf-8", "surrogateescape")).decode("ascii")}
+
+
 def _child_content(req: dict, rewriter) -> dict:
     import io
 
@@ -766,7 +806,7 @@ def _child_rewrite_main() -> int:
            "new_url": _child_new_url, "headers": _child_headers, "js_location": _child_js_location,
            "content": lambda req: _child_content(req, rewriter), "http_date": _child_http_date,
            "accept_datetime": _child_accept_datetime, "memento_links": _child_memento_links,
-           "timemap": _child_timemap}
+           "timemap": _child_timemap, "html": _child_html}
     for line in sys.stdin:
         answers = []
         for req in json.loads(line):
