@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from replaysite import EVIL_URL, PNG, SHOT, TS1, TS2, TS3, VIDEO, VIEW, page, write_site
 from warchive.collection import Collection
 from warchive.replay.app import create_app
+from warchive.replay.urls import ArchivalUrl, UrlRewriter
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
@@ -73,7 +74,11 @@ def test_the_page_gets_the_client_script_after_head_and_is_otherwise_whole(frame
     i = body.index(b"<head>") + len(b"<head>")
     assert body[i:].startswith(b'<script type="application/json" id="wa-replay-info">')
     script_end = body.index(b"wa_client.js\"></script>", i) + len(b"wa_client.js\"></script>")
-    assert body[:i] + body[script_end:] == page(1)   # (until URL rewriting lands in the kernel)
+    # every byte but the image's URL is the page's, and that URL is UrlRewriter's (pywb's im_ for <img src>)
+    rw = UrlRewriter(ArchivalUrl("http://example.com/", TS1, "mp_"), "http://testserver/web/", "http://testserver/web/")
+    want = page(1).replace(b'src="/logo.png"', b'src="' + rw.rewrite("/logo.png", "im_").encode() + b'"')
+    assert want != page(1)
+    assert body[:i] + body[script_end:] == want
     assert r.headers["content-length"] == str(len(body))
     csp = r.headers["content-security-policy"]
     assert "'self'" in csp and "http:" not in csp and "*" not in csp.replace("'unsafe-eval'", "")

@@ -19,6 +19,8 @@ import re
 from typing import Optional, Protocol
 
 from .js import JsRewriter
+from .css import CssRewriter
+from .html import HtmlRewriter
 from .urls import UrlRewriter
 
 # pywb's DefaultRewriter.rewrite_types: mime type -> text type ('guess-*': decided by the body)
@@ -165,10 +167,15 @@ def _after_prolog(buf: bytes) -> int:
 
 
 def body_rewriter(kind: Optional[str], rewriter: UrlRewriter, *, charset: Optional[str] = None,
-                  head_insert: bytes = b"") -> BodyRewriter:
-    """The streaming rewriter of a body of text type ``kind`` (see ``text_type``)."""
+                  head_insert: bytes = b"", defmod: Optional[str] = None) -> BodyRewriter:
+    """The streaming rewriter of a body of text type ``kind`` (see ``text_type``): HTML and CSS
+    through the kernel (warchive.replay.html, .css), HTML with ``head_insert`` after its
+    ``<head>``; JavaScript through warchive.replay.js. ``defmod``: the modifier of the page's
+    links and other navigations (pywb's replay modifier: ``mp_`` in framed replay)."""
     if kind == "html":
-        return HeadInsert(head_insert)
+        return HeadInsert(head_insert, HtmlRewriter(rewriter, defmod=defmod, encoding=charset))
+    if kind == "css":
+        return CssRewriter(rewriter, encoding=charset)
     if kind == "js":
         return JsRewriter(rewriter.page.url)
     return PassThrough()

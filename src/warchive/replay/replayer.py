@@ -273,7 +273,8 @@ class Replayer:
             out: Iterator[bytes] = _pieces(payload)
         else:
             insert = self.head_insert(served, page, full, cap_ts) if kind == "html" and not _is_script_fetch(req) else b""
-            out = _rewritten(payload, body_rewriter(kind, rewriter, charset=charset_of(ctype), head_insert=insert))
+            out = _rewritten(payload, body_rewriter(kind, rewriter, charset=charset_of(ctype), head_insert=insert,
+                                                      defmod=self.replay_mod))
         held: List[bytes] = []
         size = 0
         for piece in out:
