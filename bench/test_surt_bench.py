@@ -4,8 +4,9 @@ Input: every WARC-Target-URI of the benchmark corpus corpus/*.warc.gz
 (about 88,000 records; another directory with WARCHIVE_BENCH_CORPUS), or of
 tests/data/wget when there is none, normalized as warcio does (Wget's <...>
 stripped, spaces escaped).  Both sides compute cdxj-indexer's key (the URL
-itself where surt raises) and each benchmark checks its result against the
-package's.  Not part of the default test run; run it with
+itself where surt raises), without options and with Heritrix's
+(with_scheme, trailing_comma, host_massage=False), and each benchmark checks
+its result against the package's.  Not part of the default test run; run it with
 
     pytest bench/test_surt_bench.py --benchmark-only -s
 """
@@ -55,9 +56,9 @@ def _target_uris(paths) -> List[str]:
     return uris
 
 
-def _package_key(url: str) -> str:
+def _package_key(url: str, **options: bool) -> str:
     try:
-        return surt_pkg.surt(url)
+        return surt_pkg.surt(url, **options)
     except Exception:  # cdxj-indexer's get_url_key
         return url
 
@@ -100,3 +101,26 @@ def test_bench_surt_package(benchmark, urls, expected):
     result = benchmark.pedantic(lambda: [_package_key(u) for u in urls], rounds=3, iterations=1)
     assert result == expected
     _report(benchmark, "surt package", len(urls))
+
+
+# --------------------------------------------------------------------------- with options
+
+HERITRIX = {"with_scheme": True, "trailing_comma": True, "host_massage": False}   # http://(com,example,www,)/
+
+
+@pytest.fixture(scope="module")
+def expected_heritrix(urls) -> List[str]:
+    return [_package_key(u, **HERITRIX) for u in urls]
+
+
+def test_bench_warchive_surt_many_heritrix(benchmark, urls, expected_heritrix):
+    result = benchmark(ws.surt_many, urls, or_url=True, **HERITRIX)
+    assert result == expected_heritrix
+    _report(benchmark, "warchive surt_many, Heritrix options", len(urls))
+
+
+def test_bench_warchive_surt_one_by_one_heritrix(benchmark, urls, expected_heritrix):
+    surt_or_url = ws.surt_or_url
+    result = benchmark(lambda: [surt_or_url(u, **HERITRIX) for u in urls])
+    assert result == expected_heritrix
+    _report(benchmark, "warchive surt_or_url loop, Heritrix options", len(urls))

@@ -16,19 +16,23 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes
 from _lib.wa_common cimport WA_OK, WA_EOF, WA_SLOW, WA_E_NOMEM, wa_buf_put
 from _lib.wa_gzip cimport *
 from _lib.wa_cdx cimport *
+from _lib.wa_surt cimport WA_SURT_OPT_DEFAULT, WA_SURT_OPT_ALL
 
 import os
 
 OK = WA_OK
 EOF = WA_EOF
 SLOW = WA_SLOW
+DEFAULT_SURT_FLAGS = WA_SURT_OPT_DEFAULT
 
 
 cdef class LineIndexer:
-    """LineIndexer(path, filename, cdx11=False, records=None, verify=False, start=0, stop=-1)
+    """LineIndexer(path, filename, cdx11=False, records=None, verify=False, start=0, stop=-1,
+                   surt_flags=DEFAULT_SURT_FLAGS)
 
-    filename  bytes written in the filename field (JSON-escaped already for CDXJ)
-    records   None for cdxj-indexer's default selection, "all", or a list of types
+    filename    bytes written in the filename field (JSON-escaped already for CDXJ)
+    records     None for cdxj-indexer's default selection, "all", or a list of types
+    surt_flags  the SURT options of the keys as warchive._ext.surt.surt_flags() gives them
     """
     cdef wa_indexer x
     cdef bint src_ok, gz_ok
@@ -36,7 +40,8 @@ cdef class LineIndexer:
     cdef object _keep   # bytes objects the C struct points into
 
     def __cinit__(self, path, bytes filename, bint cdx11=False, records=None, bint verify=False,
-                  int64_t start=0, int64_t stop=-1, size_t window=1 << 20):
+                  int64_t start=0, int64_t stop=-1, size_t window=1 << 20,
+                  unsigned surt_flags=WA_SURT_OPT_DEFAULT):
         cdef int rc
         cdef const uint8_t *p
         cdef size_t avail
@@ -49,6 +54,9 @@ cdef class LineIndexer:
         self.x.fname_len = PyBytes_GET_SIZE(filename)
         self.x.stop = stop
         self.x.pos = start
+        if surt_flags & ~WA_SURT_OPT_ALL:
+            raise ValueError(f"surt_flags {surt_flags:#x}: bits outside the SURT options")
+        self.x.surt_opts = surt_flags
         if records is None:
             self.x.filter = WA_FILTER_DEFAULT
         elif records == "all":

@@ -265,6 +265,7 @@ def _deploy(job: dict) -> None:
             if len(job["sources"]) == 1:
                 index = str(one / Path(job["sources"][0]).name)
         config["collections"] = {coll: {"index": index}}
+    config.update(job.get("config") or {})
     (root / "config.yaml").write_text(json.dumps(config))   # JSON is YAML
     os.chdir(root)
 
@@ -349,7 +350,7 @@ Loaded = dict   # one answer of pywb_load: see pywb_load
 
 
 def pywb_load(archives: Iterable, sources: Iterable, requests: Sequence[Mapping[str, object]], coll: str = "coll",
-              timeout: float = 600) -> List[Loaded]:
+              timeout: float = 600, config: Optional[Mapping[str, object]] = None) -> List[Loaded]:
     """Load captures as a pywb 2.10 deployment does, in ONE subprocess.
 
     ``archives`` are WARC files (linked into ``collections/<coll>/archive/``), ``sources``
@@ -367,16 +368,20 @@ def pywb_load(archives: Iterable, sources: Iterable, requests: Sequence[Mapping[
         the capture replay would serve, after falling back past captures that fail. Answer:
         ``status``, ``headers`` (its ``Warcserver-Cdx`` names the capture served) and
         ``body`` (base64: a WARC record, WARC head + HTTP head + payload as stored).
-    ``{"replay": "TS" "id_/" URL, "accept_encoding": "gzip"}``
-        ``GET /<coll>/TSid_/URL`` through FrontEndApp (what a browser gets in identity
-        mode). Answer: ``status``, ``headers``, ``body`` (base64).
+    ``{"replay": "TS" "id_/" URL, "accept_encoding": "gzip", "accept_datetime": D}``
+        ``GET /<coll>/TSid_/URL`` (any path under the collection: ``timemap/link/URL``...)
+        through FrontEndApp, what a browser gets. Answer: ``status``, ``headers``, ``body``
+        (base64).
+
+    ``config`` is merged into the deployment's config.yaml (``framed_replay``,
+    ``redirect_to_exact``...).
     """
     py = pywb_python()
     with tempfile.TemporaryDirectory(prefix="pywb-oracle-") as tmp:
         work = Path(tmp)
         out = work / "loaded.jsonl"
         job = _job("load", sources, coll, "auto", work, archives=[str(Path(a).resolve()) for a in archives],
-                   requests=list(requests), out=str(out))
+                   requests=list(requests), out=str(out), config=dict(config or {}))
         code = ("import sys; sys.path.insert(0, sys.argv[1]); import pywb_oracle; "
                 "sys.exit(pywb_oracle._child_load_main(sys.argv[2]))")
         proc = subprocess.run([str(py), "-I", "-c", code, str(Path(__file__).resolve().parent), str(job)], cwd=tmp,
@@ -462,7 +467,10 @@ def _child_load_main(job_path: str) -> int:
                 env = {}
                 if req.get("accept_encoding"):
                     env["HTTP_ACCEPT_ENCODING"] = str(req["accept_encoding"])
-                status, headers, body = _wsgi_call(app, f"/{coll}/{req['replay']}", "", env)
+                if req.get("accept_datetime") is not None:
+                    env["HTTP_ACCEPT_DATETIME"] = str(req["accept_datetime"])
+                path, _, query = f"/{coll}/{req['replay']}".partition("?")
+                status, headers, body = _wsgi_call(app, path, query, env)
                 ans = {"status": status, "headers": headers, "body": base64.b64encode(body).decode("ascii")}
             out.write(json.dumps(ans) + "\n")
     return 0
@@ -513,12 +521,38 @@ def pywb_rewrite() -> Iterator[PywbRewrite]:
     "statusline": S, "headers": [[name, value]...], "content_rw": B, "accept_encoding": A}``
         ``DefaultHeaderRewriter`` over those HTTP headers, as ``DefaultRewriter.__call__`` runs it
         for a response whose content is (``content_rw``) or is not read to be rewritten, with the
-        client's Accept-Encoding ``A`` (None: absent): ``headers``, ``statusline``,
-        ``is_chunked``, ``is_content_rw`` (after the Accept-Encoding check).
+        client's Accept-Encoding ``A`` (None: absent): ``headers``, ``statusline``, ``protocol``,
+        ``is_chunked``, ``is_content_rw`` (after the Accept-Encoding check) and ``fields``: for
+        each input field, the list of fields ``rewrite_header`` made of it (``headers`` is their
+        concatenation, plus Service-Worker-Allowed under ``sw_``).
+    ``{"op": "js_location", "text": T, "prefix": P}``
+        pywb's ``JSLocationRewriterRules(P)`` (its location-only JS rewriter) over the text T:
+        ``edits``, a [start, end, replacement] for each match its ``RegexRewriter`` replaces, and
+        ``result``, its ``rewrite(T)``.
+    ``{"op": "html", "page": P, "prefix": X, "full_prefix": F, "url": TARGET, "defmod": D, "body": BASE64,
+    "css": B}``
+        pywb's ``HTMLRewriter`` (or, with ``css``, its ``CSSRewriter``) alone over the body decoded as
+        UTF-8 (surrogateescape), as ``DefaultRewriter`` builds it for a page with ``defmod`` D (its
+        replay modifier: ``mp_`` in framed replay) and no head insert, but with JavaScript left as it
+        is (a rewriter that changes nothing stands for its JS rewriter): ``body`` (base64, UTF-8).
     ``{"op": "content", ...the same, "payload": BASE64, "url": TARGET}``
         the whole of ``DefaultRewriter()(record, ...)`` over a response record of those headers
         and payload (as stored): ``headers``, ``statusline``, ``is_rw`` (a content rewriter ran)
         and ``body`` (base64).
+    ``{"op": "http_date", "timestamp": T}`` / ``{"op": "http_date", "warc_date": D}``
+        warcio's ``timestamp_to_http_date(T)`` (pywb's Memento-Datetime of a timestamp), or
+        ``datetime_to_http_date(iso_date_to_datetime(D))`` (of a WARC-Date): ``result``.
+    ``{"op": "accept_datetime", "path": P, "value": V}``
+        ``RewriterApp._check_accept_dt`` on ``WbUrl(P)`` with Accept-Datetime ``V`` (None:
+        absent): ``is_timegate``, ``type``, ``timestamp``; ``status`` 400 when pywb refuses V.
+    ``{"op": "memento_links", "url": U, "full_prefix": F, "memento_dt": D, "memento_ts": T,
+    "is_timegate": B, "coll": C, "replay_mod": R, "is_memento": B}``
+        ``RewriterApp._add_memento_links`` (replay_mod ``R``) onto an empty head: ``headers``.
+    ``{"op": "timemap", "lines": [CDXJ...], "url": U, "full_prefix": F, "replay_mod": R,
+    "output": "link"|"json"|"cdxj"}``
+        the TimeMap body pywb's replay sends for those index lines: for ``link``
+        ``MementoUtils.make_timemap`` with replay's ``memento_format`` wrapped by
+        ``wrap_timemap_header``; for ``json``/``cdxj`` the warcserver's lines: ``body`` (text).
     """
     py = pywb_python()
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import pywb_oracle; "
@@ -606,11 +640,64 @@ def _child_headers(req: dict) -> dict:
             ce = http.get_header("Content-Encoding")
             if ce and ce not in (req.get("accept_encoding") or ""):
                 rwinfo.is_content_rw = True
-        out = DefaultRewriter.DEFAULT_REWRITERS["header"](rwinfo)()
+        header_rw = DefaultRewriter.DEFAULT_REWRITERS["header"](rwinfo)
+        out = header_rw()
+        fields = []
+        for name, value in http.headers:   # what rewrite_header makes of each field, as __call__ runs it
+            got = header_rw.rewrite_header(name, value, header_rw.header_rules.get(name.lower()))
+            fields.append([list(h) for h in (got if isinstance(got, list) else [got] if got else [])])
     except Exception as e:
         return _err(e)
     return {"ok": True, "headers": [list(h) for h in out.headers], "statusline": out.statusline,
-            "is_chunked": rwinfo.is_chunked, "is_content_rw": rwinfo.is_content_rw}
+            "protocol": out.protocol, "fields": fields, "is_chunked": rwinfo.is_chunked,
+            "is_content_rw": rwinfo.is_content_rw}
+
+
+def _child_js_location(req: dict) -> dict:
+    from pywb.rewrite.regex_rewriters import JSLocationRewriterRules, RegexRewriter
+    try:
+        class Rewriter(RegexRewriter):
+            rules_factory = JSLocationRewriterRules(req.get("prefix", "WB_wombat_"))
+        rw = Rewriter(None)
+        text = req["text"]
+        edits = [[m.start(), m.end(), rw.replace(m)] for m in rw.regex.finditer(text)]
+        return {"ok": True, "edits": edits, "result": rw.rewrite(text)}
+    except Exception as e:
+        return _err(e)
+
+
+class _NoJS:
+    """Stands for pywb's JavaScript rewriter: leaves scripts as they are."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def rewrite_complete(self, string, **kwargs):
+        return string
+
+    def rewrite(self, string):
+        return string
+
+    def final_read(self):
+        return ""
+
+
+def _child_html(req: dict) -> dict:
+    from pywb.rewrite.html_rewriter import HTMLRewriter
+    from pywb.rewrite.regex_rewriters import CSSRewriter
+    try:
+        urlrw = _child_url_rewriter(req)
+        text = base64.b64decode(req["body"]).decode("utf-8", "surrogateescape")
+        if req.get("css"):
+            rw = CSSRewriter(urlrw)
+            out = rw.rewrite_complete(text)
+        else:
+            rw = HTMLRewriter(urlrw, js_rewriter=_NoJS(), css_rewriter=CSSRewriter(urlrw), url=req["url"],
+                              defmod=req.get("defmod", ""), charset="utf-8")
+            out = rw.rewrite(text) + rw.close()
+    except Exception as e:
+        return _err(e)
+    return {"ok": True, "body": base64.b64encode(out.encode("utf-8", "surrogateescape")).decode("ascii")}
 
 
 def _child_content(req: dict, rewriter) -> dict:
@@ -642,6 +729,71 @@ def _child_content(req: dict, rewriter) -> dict:
             "is_rw": bool(is_rw), "body": base64.b64encode(body).decode("ascii")}
 
 
+def _child_http_date(req: dict) -> dict:
+    from warcio.timeutils import datetime_to_http_date, iso_date_to_datetime, timestamp_to_http_date
+    try:
+        if req.get("warc_date") is not None:
+            return {"ok": True, "result": datetime_to_http_date(iso_date_to_datetime(req["warc_date"]))}
+        return {"ok": True, "result": timestamp_to_http_date(req["timestamp"])}
+    except Exception as e:
+        return _err(e)
+
+
+def _child_accept_datetime(req: dict) -> dict:
+    from pywb.apps.rewriterapp import RewriterApp
+    from pywb.rewrite.wburl import WbUrl
+    from pywb.utils.wbexception import WbException
+    wb_url = WbUrl(req["path"])
+    environ = {} if req.get("value") is None else {"HTTP_ACCEPT_DATETIME": req["value"]}
+    try:
+        is_timegate = RewriterApp._check_accept_dt(None, wb_url, environ)   # uses nothing of self
+    except WbException as e:
+        return {"ok": True, "status": e.status_code}
+    except Exception as e:
+        return _err(e)
+    return {"ok": True, "status": 200, "is_timegate": is_timegate, "type": wb_url.type, "timestamp": wb_url.timestamp}
+
+
+def _child_memento_links(req: dict) -> dict:
+    import types
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from pywb.apps.rewriterapp import RewriterApp
+    app = types.SimpleNamespace(replay_mod=req.get("replay_mod", ""))
+    app._get_timegate_timemap = types.MethodType(RewriterApp._get_timegate_timemap, app)
+    head = StatusAndHeaders("200 OK", [])
+    try:
+        RewriterApp._add_memento_links(app, req["url"], req["full_prefix"], req.get("memento_dt"), req.get("memento_ts"),
+                                       head, bool(req.get("is_timegate")), False, req.get("coll"),
+                                       is_memento=req.get("is_memento", True))
+    except Exception as e:
+        return _err(e)
+    return {"ok": True, "headers": [list(h) for h in head.headers]}
+
+
+def _child_timemap(req: dict) -> dict:
+    import types
+
+    from pywb.apps.rewriterapp import RewriterApp
+    from pywb.utils.memento import MementoUtils
+    from pywb.warcserver.index.cdxobject import CDXObject
+    try:
+        cdxs = [CDXObject(line.encode("utf-8")) for line in req["lines"]]
+        prefix, output = req["full_prefix"], req.get("output", "link")
+        if output == "json":
+            return {"ok": True, "body": "".join(c.to_json(None) for c in cdxs)}
+        if output == "cdxj":
+            return {"ok": True, "body": "".join(c.to_cdxj(None) for c in cdxs)}
+        fmt = prefix + "{timestamp}" + req.get("replay_mod", "") + "/{url}"
+        text = "".join(MementoUtils.make_timemap(iter(cdxs), {"memento_format": fmt}))
+        app = types.SimpleNamespace()
+        timegate, timemap = RewriterApp._get_timegate_timemap(app, req["url"], prefix, "")
+        body = MementoUtils.wrap_timemap_header(req["url"], timegate, timemap, text) if text else ""
+        return {"ok": True, "body": body}
+    except Exception as e:
+        return _err(e)
+
+
 def _child_rewrite_main() -> int:
     sys.stdout, out = sys.stderr, sys.stdout   # pywb's chatter must not reach the answers
     import pywb
@@ -651,8 +803,10 @@ def _child_rewrite_main() -> int:
     from pywb.rewrite.default_rewriter import DefaultRewriter
     rewriter = DefaultRewriter()
     ops = {"wburl": _child_wburl, "rewrite": _child_rewrite, "deprefix": _child_deprefix,
-           "new_url": _child_new_url, "headers": _child_headers,
-           "content": lambda req: _child_content(req, rewriter)}
+           "new_url": _child_new_url, "headers": _child_headers, "js_location": _child_js_location,
+           "content": lambda req: _child_content(req, rewriter), "http_date": _child_http_date,
+           "accept_datetime": _child_accept_datetime, "memento_links": _child_memento_links,
+           "timemap": _child_timemap, "html": _child_html}
     for line in sys.stdin:
         answers = []
         for req in json.loads(line):

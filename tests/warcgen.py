@@ -30,6 +30,8 @@ from typing import Callable, Optional
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+import urlgen
+
 DATE = "2024-01-02T03:04:05Z"
 ARC_DATE = "20240102030405"
 _NS = uuid.UUID("6f1c5e0a-2b7d-4d8e-9a43-5b0c7d1e2f30")
@@ -1264,6 +1266,47 @@ def recover_names() -> list:
     """The broken files with defects a lenient reader reads past (``expect == "recover"``)."""
     return ["garbage_between_members.warc.gz", "zero_length_member.warc.gz", "plain_record_in_gz.warc.gz",
             "content_length_short.warc", "content_length_long.warc"] + _defective_names()
+
+
+# --------------------------------------------------------------------------- URLs for SURT options
+
+SURT_OPTION_URLS = [   # each SURT option changes the key of at least one of these
+    "http://www.Example.com:80/A/(S(abcdefghijklmnopqrstuvwx))/Default.aspx/?B=%E9&a=1"
+    "&JSESSIONID=0123456789abcdefABCDEF0123456789#frag",
+    "HTTPS://WWW2.Ex%41m%7Fple.ORG:443/",
+    "http://www.1.2.3.4:8080/x//y/../Z/?",
+    "http://192.168.0.1/a?cfid=1&cftoken=2",
+    "dns:www.Example.com",
+    "mailto:Foo@Example.COM?Subject=Hi&A=b",
+    "http://example.com?b=2&A=1",
+    "http://www.example.com/#x?",
+    "http://B\u00fccher.example/\u00c4/(abcdefghijklmnopqrstuvwx)/P.aspx?sid=0123456789abcdefABCDEF0123456789",
+    "http://[2001:DB8::1]:80/Index.html?",
+    "http://a%7Fb.example/",
+    "http://www.example.com/",
+]
+
+
+def surt_option_urls() -> list:
+    """SURT_OPTION_URLS, then urlgen's fixed cases and 300 drawn URLs, each once, that a WARC
+    header can carry as they are (no whitespace or control characters)."""
+    out, seen = [], set()
+    for u in SURT_OPTION_URLS + urlgen.tricky_urls(count=300, seed=20261201):
+        if isinstance(u, str) and u and u not in seen and all(0x20 < ord(c) != 0x7F for c in u):
+            seen.add(u)
+            out.append(u)
+    return out
+
+
+def write_surt_urls(directory, gz: bool = True) -> Fixture:
+    """One response per URL of surt_option_urls() (not in valid_names(): only the tests of
+    index --surt-options read it)."""
+    body = b"<p>surt</p>\n"
+    hdr = [("Content-Type", "text/html"), ("Content-Length", str(len(body)))]
+    recs = [w_http("response", f"surt/{k}", u, "HTTP/1.1", "200 OK", hdr, body)
+            for k, u in enumerate(surt_option_urls())]
+    return write_warc(directory, "surt_urls", recs, gz,
+                      what="a response per URL that some SURT option keys differently")
 
 
 def generate_valid(directory) -> dict:

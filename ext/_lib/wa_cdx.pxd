@@ -18,6 +18,7 @@ cdef extern from "wa_cdx.h" nogil:
         const uint8_t *fname
         size_t fname_len
         int64_t stop
+        unsigned surt_opts
         wa_source src
         wa_gz g
         int gz

@@ -2,7 +2,7 @@
  *
  * For each record it finds the gzip member (or the plain record) boundaries,
  * parses the WARC head and, when the record is indexed, the HTTP head, keys the
- * URL with wa_surt.h and writes the line byte-identical to cdxj-indexer's. With
+ * URL with wa_surt.h (cdxj-indexer's key, or the `surt_opts` asked for) and writes the line byte-identical to cdxj-indexer's. With
  * Wget's `sl` lengths it inflates only the heads (zlib) and skips payloads;
  * otherwise (or with verify) it inflates whole members (libdeflate / ISA-L) and
  * checks CRC-32 and ISIZE.
@@ -40,6 +40,7 @@ typedef struct {
     const uint8_t *fname;        /* JSON-escaped for CDXJ, raw for CDX-11 */
     size_t fname_len;
     int64_t stop;                /* no record starting at or after this offset (-1: none) */
+    unsigned surt_opts;          /* WA_SURT_OPT_* bits of the keys (WA_SURT_OPT_DEFAULT: cdxj-indexer's) */
     /* input */
     wa_source src;
     wa_gz g;
@@ -259,7 +260,7 @@ static int wa_ix_emit(wa_indexer *x, const wa_head *wh, const wa_head *hh, int64
             u = ubuf;
         }
         size_t kl = 0;
-        int sr = wa_surt_key(u, url_len, x->scratch, WA_SURT_CAP(url_len, 0), &kl, NULL, 0, 0);
+        int sr = wa_surt_key_opts(u, url_len, x->scratch, WA_SURT_CAP(url_len, 0), &kl, NULL, 0, 0, x->surt_opts);
         if (sr == WA_SURT_OK) {
             key = x->scratch;
             key_len = kl;

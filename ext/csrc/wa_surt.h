@@ -1,7 +1,9 @@
-/* wa_surt.h — SURT keys, byte-identical to the `surt` package (0.3.1) as
- * cdxj-indexer and pywb call it: surt.surt(url) with surt=True and
- * with_scheme=False, i.e. GoogleURLCanonicalizer then IAURLCanonicalizer
- * with their defaults, then the host reversed into "com,example)".
+/* wa_surt.h — SURT keys, byte-identical to the `surt` package (0.3.1):
+ * surt.surt(url, **options), i.e. GoogleURLCanonicalizer then
+ * IAURLCanonicalizer, then handyurl.geturl_bytes, each step with the
+ * package's keyword arguments.  With no options that is what cdxj-indexer
+ * and pywb call (surt=True, with_scheme=False): the host reversed into
+ * "com,example)".
  *
  * Pure C: no Python API, no GIL, no heap, no DNS.  Everything is computed in
  * one caller-provided buffer, so this header can be #included by any kernel
@@ -9,23 +11,26 @@
  *
  * Contract
  * --------
- *   int wa_surt_key(const unsigned char *url, size_t n,
- *                   unsigned char *out, size_t cap, size_t *outlen,
- *                   const unsigned char *idna_host, size_t idna_len,
- *                   int have_idna);
+ *   int wa_surt_key_opts(const unsigned char *url, size_t n,
+ *                        unsigned char *out, size_t cap, size_t *outlen,
+ *                        const unsigned char *idna_host, size_t idna_len,
+ *                        int have_idna, unsigned opts);
+ *   int wa_surt_key(...same but opts...)      = wa_surt_key_opts(..., WA_SURT_OPT_DEFAULT)
  *
  *   `url` holds the URL bytes (a str is UTF-8 encoded first).  `out` must be
  *   at least WA_SURT_CAP(n, idna_len) bytes; it is scratch as well as result.
- *   Returns
+ *   `opts` is an OR of WA_SURT_OPT_* bits, one per boolean option of the
+ *   package that has an effect (see below); bits outside WA_SURT_OPT_ALL are
+ *   ignored.  Returns
  *     WA_SURT_OK        out[0..*outlen) is the key.  It is always ASCII,
  *                       except for the "filedesc..." passthrough (the input).
  *     WA_SURT_NEED_IDNA the host, percent-unescaped, has a byte >= 0x80 and
  *                       must be IDNA-encoded as the package does:
  *                       host.decode('utf-8','ignore').encode('idna'), or the
  *                       host bytes themselves when that raises.  The host
- *                       bytes are out[0..*outlen).  Call again with the same
- *                       url, idna_host/idna_len set to the result and
- *                       have_idna = 1.
+ *                       bytes are out[0..*outlen) (the same for every opts).
+ *                       Call again with the same url and opts, idna_host/
+ *                       idna_len set to the result and have_idna = 1.
  *     WA_SURT_FAIL      the package raises for this URL (empty after strip,
  *                       bad port, all-digit host over 4300 digits); callers
  *                       such as cdxj-indexer then use the URL as its key.
@@ -33,6 +38,15 @@
  *                       WA_SURT_MAX_LEN (256 MiB) or more; nothing was read.
  *   The function never reads url or idna_host past their lengths, never
  *   writes out past cap, and needs no NUL terminators.
+ *
+ * Options
+ * -------
+ *   Each WA_SURT_OPT_* bit is the keyword argument of the same name set
+ *   true; WA_SURT_OPT_DEFAULT is the package's defaults.  The package's other
+ *   keywords have no bit: auth_strip_user, auth_strip_pass and hash_strip
+ *   change nothing (handyurl.parse keeps no userinfo, and the Google step
+ *   always drops the fragment), and public_suffix=True is refused by the
+ *   Python layer (ext/surt.pyx says why).
  *
  * Deviation: hosts shaped like dotted numbers (surt's DECIMAL_IP/OCTAL_IP
  * patterns) are converted with glibc inet_aton rules; when those reject the
@@ -46,12 +60,24 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The key is computed by one body compiled twice (see wa__surt_key): the
+ * helpers it calls once are always inlined into each copy, so that each is
+ * optimized as one function. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WA__ALWAYS_INLINE inline __attribute__((always_inline))
+#define WA__NOINLINE __attribute__((noinline))
+#else
+#define WA__ALWAYS_INLINE inline
+#define WA__NOINLINE
+#endif
+
 #define WA_SURT_OK 0
 #define WA_SURT_NEED_IDNA 1
 #define WA_SURT_FAIL 2
 #define WA_SURT_SMALL 3
 
-/* Always enough room for wa_surt_key (keys themselves are < 3n + 3*idna + 20). */
+/* Always enough room for wa_surt_key_opts, whatever the options (keys themselves
+ * are < 3n + 3*idna + 40). */
 #define WA_SURT_CAP(n, idna_len) (11u * (size_t)(n) + 3u * (size_t)(idna_len) + 256u)
 
 /* Longer inputs get WA_SURT_SMALL (offsets in the sort index are 32-bit). */
@@ -59,6 +85,34 @@
 
 /* Python's int() refuses decimal strings longer than this (sys.get_int_max_str_digits). */
 #define WA_SURT_INT_MAX_DIGITS 4300u
+
+/* ---- options: the package's keyword arguments, one bit each -------------- */
+
+/* handyurl.geturl_bytes */
+#define WA_SURT_OPT_SURT                       (1u << 0)   /* host reversed, then ')' */
+#define WA_SURT_OPT_WITH_SCHEME                (1u << 1)   /* "http://(" before the host */
+#define WA_SURT_OPT_TRAILING_COMMA             (1u << 2)   /* ',' before the ')' */
+#define WA_SURT_OPT_REVERSE_IPADDR             (1u << 3)   /* dotted quads reversed too */
+/* IAURLCanonicalizer.canonicalize */
+#define WA_SURT_OPT_HOST_LOWERCASE             (1u << 4)   /* host escapes as %xx, not %XX */
+#define WA_SURT_OPT_HOST_MASSAGE               (1u << 5)   /* leading www\d*\. removed */
+#define WA_SURT_OPT_PORT_STRIP_DEFAULT         (1u << 6)   /* :80 for http, :443 for https dropped */
+#define WA_SURT_OPT_PATH_STRIP_EMPTY           (1u << 7)   /* path "/" dropped */
+#define WA_SURT_OPT_PATH_LOWERCASE             (1u << 8)
+#define WA_SURT_OPT_PATH_STRIP_SESSION_ID      (1u << 9)   /* ASP.NET "(S(...))/" segments */
+#define WA_SURT_OPT_PATH_STRIP_TRAILING_SLASH_UNLESS_EMPTY (1u << 10)
+#define WA_SURT_OPT_QUERY_LOWERCASE            (1u << 11)
+#define WA_SURT_OPT_QUERY_STRIP_SESSION_ID     (1u << 12)  /* jsessionid=..., cfid=...&cftoken=... */
+#define WA_SURT_OPT_QUERY_STRIP_EMPTY          (1u << 13)  /* no "?" for an empty query */
+#define WA_SURT_OPT_QUERY_ALPHA_REORDER        (1u << 14)  /* arguments sorted */
+
+#define WA_SURT_OPT_ALL ((1u << 15) - 1u)
+/* The bits IAURLCanonicalizer reads: all clear is GoogleURLCanonicalizer alone. */
+#define WA_SURT_OPT_IA (WA_SURT_OPT_ALL & ~(WA_SURT_OPT_SURT | WA_SURT_OPT_WITH_SCHEME \
+                                             | WA_SURT_OPT_TRAILING_COMMA | WA_SURT_OPT_REVERSE_IPADDR))
+/* surt.surt(url): everything true but with_scheme, trailing_comma, path_strip_empty. */
+#define WA_SURT_OPT_DEFAULT (WA_SURT_OPT_ALL & ~(WA_SURT_OPT_WITH_SCHEME | WA_SURT_OPT_TRAILING_COMMA \
+                                                  | WA_SURT_OPT_PATH_STRIP_EMPTY))
 
 /* ---- byte classes -------------------------------------------------------- */
 
@@ -172,6 +226,29 @@ static size_t wa__escape_lower(unsigned char *p, size_t n)
     return m;
 }
 
+/* escapeOnce alone (host_lowercase, path_lowercase or query_lowercase false):
+ * escapes come out as "%XX" and nothing is lowercased.  In place; p must have
+ * room for 3*n bytes. */
+static size_t wa__escape_once(unsigned char *p, size_t n)
+{
+    static const char hexu[] = "0123456789ABCDEF";
+    size_t e = 0;
+    for (size_t i = 0; i < n; i++) e += wa__escape_tab[p[i]];
+    if (e == 0) return n;
+    size_t m = n + 2 * e, w = m;
+    for (size_t i = n; i-- > 0;) {
+        unsigned c = p[i];
+        if (wa__must_escape(c)) {
+            p[--w] = (unsigned char)hexu[c & 15u];
+            p[--w] = (unsigned char)hexu[c >> 4];
+            p[--w] = '%';
+        } else {
+            p[--w] = (unsigned char)c;
+        }
+    }
+    return m;
+}
+
 /* ---- path ----------------------------------------------------------------- */
 
 /* GoogleURLCanonicalizer.normalizePath, in place (room for n + 1 bytes).
@@ -180,7 +257,7 @@ static size_t wa__escape_lower(unsigned char *p, size_t n)
  * none; then empty segments but the last are dropped.  Kept segments are held
  * as "/seg" runs, so a pop truncates to the last '/', and the final dropping
  * of empty segments is a collapse of '/' runs. */
-static size_t wa__normalize_path(unsigned char *p, size_t n)
+static WA__ALWAYS_INLINE size_t wa__normalize_path(unsigned char *p, size_t n)
 {
     if (n > 0 && p[0] == '/') {                 /* no "//" and no "/." : nothing to do */
         size_t i = 0;
@@ -315,7 +392,7 @@ static size_t wa__qsid_token(const unsigned char *q, size_t n, size_t i, int kin
 /* One of stripQuerySessionID's patterns  ^(.*)TOKEN(?:&(.*))?$ : the greedy
  * (.*) takes the rightmost TOKEN that ends the query or is followed by '&';
  * the result is the text before it plus the text after that '&'. */
-static size_t wa__strip_query_sid(unsigned char *q, size_t n, int kind)
+static WA__ALWAYS_INLINE size_t wa__strip_query_sid(unsigned char *q, size_t n, int kind)
 {
     if (kind <= 4) {
         for (size_t i = n; i-- > 0;) {
@@ -386,7 +463,7 @@ static void wa__qarg_sift(const unsigned char *q, size_t n, uint32_t *v, size_t 
 
 /* alphaReorderQuery from q[0..n) into dst (n bytes).  Equal arguments are
  * byte-identical, so an unstable sort gives the same text. */
-static void wa__reorder_query(const unsigned char *q, size_t n, unsigned char *dst, uint32_t *v)
+static WA__ALWAYS_INLINE void wa__reorder_query(const unsigned char *q, size_t n, unsigned char *dst, uint32_t *v)
 {
     size_t k = 0;
     v[k++] = 0;
@@ -487,7 +564,7 @@ static size_t wa__put_dotted(unsigned char *p, uint32_t a)
 
 /* attemptIPFormats.  Returns 1 and writes the dotted quad over h when the
  * host is an IPv4 address, 0 when it is not, -1 when Python's int() raises. */
-static int wa__ip_host(unsigned char *h, size_t n, size_t *outn)
+static WA__ALWAYS_INLINE int wa__ip_host(unsigned char *h, size_t n, size_t *outn)
 {
     if (n == 0) return 0;
     size_t i = 0;
@@ -506,8 +583,27 @@ static int wa__ip_host(unsigned char *h, size_t n, size_t *outn)
     return 1;
 }
 
+/* surt's _RE_IP_ADDRESS, (?:\d{1,3}\.){3}\d{1,3}$ matched at the start: the
+ * hosts that hostToSURT leaves in reading order with reverse_ipaddr=False.
+ * Digits never match '.', so taking up to three greedily is exact; '$' also
+ * allows a final '\n', which a canonicalized host never has (it is escaped). */
+static WA__ALWAYS_INLINE int wa__dotted_quad_shape(const unsigned char *h, size_t n)
+{
+    size_t i = 0;
+    for (int part = 0; part < 4; part++) {
+        size_t d = 0;
+        while (i < n && d < 3 && wa__isdigit(h[i])) { i++; d++; }
+        if (d == 0) return 0;
+        if (part < 3) {
+            if (i >= n || h[i] != '.') return 0;
+            i++;
+        }
+    }
+    return i == n;
+}
+
 /* hostToSURT: "www.example.com" -> "com,example,www", in place. */
-static void wa__reverse_labels(unsigned char *p, size_t n)
+static WA__ALWAYS_INLINE void wa__reverse_labels(unsigned char *p, size_t n)
 {
     for (size_t i = 0, j = n; i + 1 < j; i++, j--) {
         unsigned char t = p[i]; p[i] = p[j - 1]; p[j - 1] = t;
@@ -574,7 +670,7 @@ static size_t wa__find_qf(const unsigned char *p, size_t a, size_t b)
 
 /* handyurl.parse up to the SplitResultBytes properties.  dst has room for
  * n + 7 bytes.  Returns 0, or -1 where the package raises. */
-static int wa__parse(const unsigned char *url, size_t n, unsigned char *dst, wa_surt_url *u)
+static WA__ALWAYS_INLINE int wa__parse(const unsigned char *url, size_t n, unsigned char *dst, wa_surt_url *u)
 {
     size_t a = 0, b = n;
     while (a < b && wa__is_space(url[a])) a++;
@@ -694,9 +790,15 @@ static int wa__parse(const unsigned char *url, size_t n, unsigned char *dst, wa_
 
 /* ---- the key -------------------------------------------------------------- */
 
-static int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, size_t cap,
-                       size_t *outlen, const unsigned char *idna_host, size_t idna_len,
-                       int have_idna)
+/* The body of the key functions, always inlined, so that each of the two
+ * below has its own copy: wa_surt_key with the default options folded in as
+ * constants (the options cost the default key nothing), wa__surt_key_other
+ * with the bits tested at run time.  wa_surt_key_opts picks one; they are
+ * kept out of line so that each is compiled on its own (inlined into one
+ * function, both copies ran some 4% slower). */
+static WA__ALWAYS_INLINE int wa__surt_key(const unsigned char *url, size_t n, unsigned char *out, size_t cap,
+                                          size_t *outlen, const unsigned char *idna_host, size_t idna_len,
+                                          int have_idna, unsigned opts)
 {
     *outlen = 0;
     if (!have_idna) idna_len = 0;
@@ -711,7 +813,11 @@ static int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, s
 
     /* Regions of out:  [0, O) the key, built left to right;  [O, O+M) the
      * cleaned URL;  [T, T+3M+8) the query while it is escaped and sorted;
-     * [X, X+4(M+2)) the sort index. */
+     * [X, X+4(M+2)) the sort index.  The key is at most 3M + 3*idna_len + 20
+     * bytes: host, path and query are disjoint parts of the cleaned URL,
+     * each at most tripled by escaping, the scheme prefix of with_scheme is
+     * copied as it is, and the rest ("://(", ",)", ":port" digits beyond the
+     * URL's, "/", "?", "?") is bounded. */
     size_t M = n + 7;
     size_t O = 3 * M + 3 * idna_len + 64;
     size_t T = O + M;
@@ -722,6 +828,7 @@ static int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, s
 
     wa_surt_url u;
     if (wa__parse(url, n, out + O, &u) != 0) return WA_SURT_FAIL;
+    int dns = u.scheme_len == 3 && memcmp(u.s, "dns", 3) == 0;
 
     /* host (GoogleURLCanonicalizer, then IA lower and www-massage) */
     size_t w = 0, hl = 0;
@@ -752,11 +859,17 @@ static int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, s
         size_t ipn;
         int ip = wa__ip_host(h, hl, &ipn);
         if (ip < 0) return WA_SURT_FAIL;
-        if (ip) hl = ipn;
-        else hl = wa__escape_lower(h, hl);
+        if (ip) {
+            hl = ipn;
+        } else if (opts & WA_SURT_OPT_HOST_LOWERCASE) {
+            hl = wa__escape_lower(h, hl);
+        } else {                                /* escapeOnce(host.lower()) and no IA lower() */
+            for (size_t i = 0; i < hl; i++) h[i] = wa__lower(h[i]);
+            hl = wa__escape_once(h, hl);
+        }
     }
     int google_host = hl > 0;                   /* decides normalizePath */
-    if (hl > 0 && !(u.scheme_len == 3 && memcmp(u.s, "dns", 3) == 0)) {
+    if (hl > 0 && (opts & WA_SURT_OPT_HOST_MASSAGE) && !dns) {
         /* massageHost: strip a leading www\d*\. */
         if (hl >= 4 && out[0] == 'w' && out[1] == 'w' && out[2] == 'w') {
             size_t i = 3;
@@ -765,10 +878,12 @@ static int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, s
         }
     }
     if (hl > 0) {
-        wa__reverse_labels(out, hl);
+        if ((opts & WA_SURT_OPT_SURT)
+            && ((opts & WA_SURT_OPT_REVERSE_IPADDR) || !wa__dotted_quad_shape(out, hl)))
+            wa__reverse_labels(out, hl);
         w = hl;
         long port = u.port;
-        if (port >= 0) {
+        if (port >= 0 && (opts & WA_SURT_OPT_PORT_STRIP_DEFAULT)) {
             unsigned char lower_scheme[6];
             size_t sl = u.scheme_len;
             if (sl == 4 || sl == 5) {
@@ -784,14 +899,17 @@ static int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, s
             out[w++] = ':';
             while (nd) out[w++] = (unsigned char)d[--nd];
         }
-        out[w++] = ')';
+        if (opts & WA_SURT_OPT_SURT) {
+            if (opts & WA_SURT_OPT_TRAILING_COMMA) out[w++] = ',';
+            out[w++] = ')';
+        }
     } else {
         memcpy(out, u.s, u.scheme_len);
         w = u.scheme_len;
         out[w++] = ':';
     }
 
-    /* path */
+    /* path: Google's unescape, normalizePath and escapeOnce, then IA's steps in its order */
     int has_path = 0;
     if (u.path != NULL || google_host) {
         unsigned char *p = out + w;
@@ -799,38 +917,88 @@ static int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, s
         if (u.path != NULL) memcpy(p, u.path, pl);
         pl = wa__unescape_rep(p, pl);
         if (google_host) pl = wa__normalize_path(p, pl);
-        pl = wa__escape_lower(p, pl);
-        if (pl > 0) {
-            pl = wa__strip_path_sid(p, pl, 1);
-            pl = wa__strip_path_sid(p, pl, 2);
-            if (pl > 1 && p[pl - 1] == '/') pl--;
+        pl = (opts & WA_SURT_OPT_PATH_LOWERCASE) ? wa__escape_lower(p, pl) : wa__escape_once(p, pl);
+        if ((opts & WA_SURT_OPT_PATH_STRIP_EMPTY) && pl == 1 && p[0] == '/') {
+            pl = 0;
+        } else if (pl > 0) {
+            if (opts & WA_SURT_OPT_PATH_STRIP_SESSION_ID) {
+                pl = wa__strip_path_sid(p, pl, 1);
+                pl = wa__strip_path_sid(p, pl, 2);
+            }
+            if ((opts & WA_SURT_OPT_PATH_STRIP_EMPTY) && pl == 1 && p[0] == '/') pl = 0;
+            if ((opts & WA_SURT_OPT_PATH_STRIP_TRAILING_SLASH_UNLESS_EMPTY) && pl > 1 && p[pl - 1] == '/')
+                pl--;
         }
         w += pl;
         has_path = pl > 0;
     }
 
-    /* query */
+    /* query.  IA strips session ids before it lowercases; its patterns ignore
+     * case, so doing it after (as here, on the escaped text) is the same. */
     if (u.query != NULL) {
         unsigned char *q = out + T;
         size_t ql = u.query_len;
         memcpy(q, u.query, ql);
         ql = wa__unescape_rep(q, ql);
-        ql = wa__escape_lower(q, ql);
-        int maybe_sid = 0;
-        for (size_t i = 0; i + 1 < ql; i++)
-            if (q[i] == 'i' && q[i + 1] == 'd') { maybe_sid = 1; break; }
-        if (maybe_sid)
-            for (int kind = 1; kind <= 5; kind++) ql = wa__strip_query_sid(q, ql, kind);
-        if (ql > 0) {
+        ql = (opts & WA_SURT_OPT_QUERY_LOWERCASE) ? wa__escape_lower(q, ql) : wa__escape_once(q, ql);
+        if (opts & WA_SURT_OPT_QUERY_STRIP_SESSION_ID) {
+            /* every pattern contains "id"; 0x20 folds 'I' and 'D' when the query kept its case */
+            unsigned fold = (opts & WA_SURT_OPT_QUERY_LOWERCASE) ? 0u : 0x20u;
+            int maybe_sid = 0;
+            for (size_t i = 0; i + 1 < ql; i++)
+                if ((q[i] | fold) == 'i' && (q[i + 1] | fold) == 'd') { maybe_sid = 1; break; }
+            if (maybe_sid)
+                for (int kind = 1; kind <= 5; kind++) ql = wa__strip_query_sid(q, ql, kind);
+        }
+        if (ql > 0 || !(opts & WA_SURT_OPT_QUERY_STRIP_EMPTY)) {
             if (!has_path) out[w++] = '/';      /* a query needs a path */
             out[w++] = '?';
-            if (ql > 1) wa__reorder_query(q, ql, out + w, idx);
-            else out[w] = q[0];
+            if (ql > 1 && (opts & WA_SURT_OPT_QUERY_ALPHA_REORDER)) wa__reorder_query(q, ql, out + w, idx);
+            else if (ql > 0) memcpy(out + w, q, ql);
             w += ql;
         }
+    } else if (!(opts & WA_SURT_OPT_QUERY_STRIP_EMPTY) && u.s[u.n - 1] == '?') {
+        out[w++] = '?';                         /* handyurl's last_delimiter: "x/?" keeps its '?' */
+    }
+
+    /* with_scheme: "scheme:" then, before a host, "//" (not for dns) and "(" (surt) */
+    if ((opts & WA_SURT_OPT_WITH_SCHEME) && hl > 0) {
+        size_t sl = u.scheme_len;
+        size_t pre = sl + 1 + (dns ? 0 : 2) + ((opts & WA_SURT_OPT_SURT) ? 1 : 0);
+        memmove(out + pre, out, w);             /* u.s lies at O and beyond, past the key */
+        memcpy(out, u.s, sl);
+        size_t k = sl;
+        out[k++] = ':';
+        if (!dns) { out[k++] = '/'; out[k++] = '/'; }
+        if (opts & WA_SURT_OPT_SURT) out[k++] = '(';
+        w += pre;
     }
     *outlen = w;
     return WA_SURT_OK;
+}
+
+static WA__NOINLINE int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, size_t cap,
+                                    size_t *outlen, const unsigned char *idna_host, size_t idna_len,
+                                    int have_idna)
+{
+    return wa__surt_key(url, n, out, cap, outlen, idna_host, idna_len, have_idna, WA_SURT_OPT_DEFAULT);
+}
+
+static WA__NOINLINE int wa__surt_key_other(const unsigned char *url, size_t n, unsigned char *out,
+                                           size_t cap, size_t *outlen, const unsigned char *idna_host,
+                                           size_t idna_len, int have_idna, unsigned opts)
+{
+    return wa__surt_key(url, n, out, cap, outlen, idna_host, idna_len, have_idna, opts);
+}
+
+static inline int wa_surt_key_opts(const unsigned char *url, size_t n, unsigned char *out, size_t cap,
+                                   size_t *outlen, const unsigned char *idna_host, size_t idna_len,
+                                   int have_idna, unsigned opts)
+{
+    opts &= WA_SURT_OPT_ALL;
+    if (opts == WA_SURT_OPT_DEFAULT)
+        return wa_surt_key(url, n, out, cap, outlen, idna_host, idna_len, have_idna);
+    return wa__surt_key_other(url, n, out, cap, outlen, idna_host, idna_len, have_idna, opts);
 }
 
 #endif /* WA_SURT_H */

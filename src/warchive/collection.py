@@ -77,8 +77,10 @@ class Collection:
 
         The files are copied (hard-linked with `link`) into COLL/archive/ under their own
         names (an existing file of that name must be the same bytes); their captures go
-        into a new segment COLL/indexes/add-<time>-<random>.seg. The index already there is
-        not rewritten (`compact` merges segments later). Returns the segment's path (None
+        into a new segment COLL/indexes/add-<time>-<random>.seg, keyed as pywb's `wb-manager add`
+        keys them (POST and PUT captures with their request bodies, `__wb_method=...`, so that
+        replay finds them). The index already there is not rewritten (`compact` merges segments
+        later). Returns the segment's path (None
         when the files held nothing to index)."""
         os.makedirs(self.archive_dir, exist_ok=True)
         os.makedirs(os.path.join(self.path, "indexes"), exist_ok=True)
@@ -86,7 +88,7 @@ class Collection:
         placed = [self._place(w, link) for w in warcs]
         lines: List[bytes] = []
         sorter = LineSorter()
-        index_paths(placed, sorter.add, IndexOptions(verify=verify, dir_root=self.archive_dir), jobs=jobs)
+        index_paths(placed, sorter.add, IndexOptions(verify=verify, dir_root=self.archive_dir, post_append=True), jobs=jobs)
         sorter.finish(lambda b: lines.extend(b.splitlines()))
         if not lines:
             return None

@@ -9,30 +9,31 @@ The one deliberate deviation is DNS: for a host shaped like a dotted number
 as "256.1.1.1", surt asks DNS through socket.gethostbyname_ex and uses the
 answer; warchive never does DNS and answers as surt does when the lookup
 fails.  So the reference runs here with a stand-in for the socket module
-inside surt.GoogleURLCanonicalizer that answers numeric names as glibc does
-(without DNS, checked below against the real resolver) and fails every
-other lookup, recording it.  Predicate ``needs_dns(url)``: surt looked up a
-name that is not an inet_aton number.  Those URLs are compared with that
-DNS-free reference and left out of the comparison with the unpatched
-package; docs/format.md lists the deviation with its inputs.
+inside surt.GoogleURLCanonicalizer (tests/surt_oracle.py) that answers
+numeric names as glibc does (without DNS, checked below against the real
+resolver) and fails every other lookup, recording it.  Predicate
+``needs_dns(url)``: surt looked up a name that is not an inet_aton number.
+Those URLs are compared with that DNS-free reference and left out of the
+comparison with the unpatched package; docs/format.md lists the deviation
+with its inputs.  The options of surt() are tested in
+test_surt_options_vs_surt.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import socket
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Union
+from typing import List, Optional, Union
 
 import pytest
 import surt as surt_pkg
-import surt.GoogleURLCanonicalizer as google_canon
 from cdxj_indexer.main import CDXJIndexer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator
 
 import urlgen
+from surt_oracle import Outcome, no_dns, reference
 from warchive import surt as ws
 from warchive.errors import ArchiveError, UrlError
 
@@ -43,55 +44,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "format.md"
 
 # --------------------------------------------------------------------------- the DNS-free reference
 
-class _NoDnsSocket:
-    """The parts of ``socket`` that surt.GoogleURLCanonicalizer uses, minus DNS."""
-
-    gaierror = socket.gaierror
-    herror = socket.herror
-    inet_ntoa = staticmethod(socket.inet_ntoa)
-
-    def __init__(self) -> None:
-        self.dns_names: List[bytes] = []       # lookups that would have gone to DNS
-        self.numeric_names: List[bytes] = []   # answered as numbers, as glibc does without DNS
-
-    def gethostbyname_ex(self, name: bytes):
-        text = name.decode("ascii", "replace")
-        if text and all(c in "0123456789." for c in text):
-            try:
-                packed = socket.inet_aton(text)
-            except OSError:
-                pass
-            else:
-                self.numeric_names.append(name)
-                return text, [], [socket.inet_ntoa(packed)]
-        self.dns_names.append(name)
-        raise socket.gaierror(socket.EAI_NONAME, "warchive tests: no DNS")
-
-
-@contextlib.contextmanager
-def no_dns():
-    stand_in = _NoDnsSocket()
-    real = google_canon.socket
-    google_canon.socket = stand_in
-    try:
-        yield stand_in
-    finally:
-        google_canon.socket = real
-
-
-class Outcome(NamedTuple):
-    key: Optional[Url]          # None when the package raised
-    error: Optional[str]        # the exception's type name
-    needs_dns: bool
-
-
-def reference(url: Optional[Url], stand_in: _NoDnsSocket) -> Outcome:
-    before = len(stand_in.dns_names)
-    try:
-        key, error = surt_pkg.surt(url), None
-    except Exception as e:  # the package raises several types; cdxj-indexer catches them all
-        key, error = None, type(e).__name__
-    return Outcome(key, error, len(stand_in.dns_names) > before)
+# no_dns(), the stand-in resolver and reference() live in tests/surt_oracle.py,
+# shared with the tests of the options (test_surt_options_vs_surt.py).
 
 
 def check(url: Optional[Url], want: Outcome) -> Optional[str]:

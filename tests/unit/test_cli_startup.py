@@ -107,7 +107,7 @@ INDEX_TOKENS = ["-o", "--output", "-11", "--cdx11", "--records", "--dir-root", "
                 "-j", "--jobs", "--verify", "--skip-errors", "-h", "--help", "--ver", "--out", "-j2", "--jobs=3",
                 "-o=x", "-ps", "--", "-", "-1", "-x", "--nope", "2", "0", "-3", "x", "a.warc.gz", "dir/", "all",
                 "response,revisit", "٣", " 4 ", "index", "out.cdxj", "--records=all", "-f", "--fields",
-                "offset,warc-type", "--fields=offset"]
+                "offset,warc-type", "--fields=offset", "--surt-options", "trailing_comma,with_scheme", "--surt"]
 
 
 def _argparse_view(argv):

@@ -1,7 +1,7 @@
 """The package's layers: no module imports a higher layer (not even inside a function), there is no
 import cycle, and no module grows past 700 lines without saying why in its docstring.
 
-    errors, durable, sortedfile, timestamps, surt, _ext  <  warc  <  index  <  collection
+    errors, durable, sortedfile, timestamps, surt, _ext, htmltext  <  warc  <  index  <  collection
         <  capture, replay (siblings: neither imports the other)  <  cli
 """
 
@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "warchive"
 
 LAYERS = {
     "warchive": 0, "warchive.errors": 0, "warchive.durable": 1, "warchive.sortedfile": 0,
-    "warchive.timestamps": 0, "warchive.surt": 1, "warchive._ext": 0,
+    "warchive.timestamps": 0, "warchive.surt": 1, "warchive._ext": 0, "warchive.htmltext": 0,
     "warchive.warc": 2, "warchive.index": 3, "warchive.collection": 4,
     "warchive.capture": 5, "warchive.replay": 5, "warchive.cli": 6, "warchive.__main__": 7,
 }

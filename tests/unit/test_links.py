@@ -82,6 +82,8 @@ CASES = [
      [("http://ex.test/dir/i.css", "E"), ("http://ex.test/dir/j.css", "E"), ("http://ex.test/dir/k.png", "E")]),
     ('<base href="http://b.test/x/"><a href="y">', [("http://b.test/x/y", "L")]),
     ('<base href="/root/"><base href="http://no.test/"><img src="i">', [("http://ex.test/root/i", "E")]),
+    ('<base href="/b/" data-src="x.png">', [("http://ex.test/b/x.png", "X")]),   # after the base it sets
+    ('<a href="a b.html"><base href="/b/">', [("http://ex.test/dir/a b.html", "L")]),   # resolved in Python, before
     ('<a href="x"><a href="x">', [("http://ex.test/dir/x", "L")]),   # each (url, hop) once
     ('<a href="x"><img src="x">', [("http://ex.test/dir/x", "L"), ("http://ex.test/dir/x", "E")]),
     ('<a href="http://[::1">', []),   # urljoin refuses it: skipped, not raised
@@ -121,7 +123,7 @@ BROKEN = [
     ('< a href="not-a-tag">', []),
     ('<3 <a href="ok">', [("http://ex.test/dir/ok", "L")]),
     ('</a href="end-tag"><a href="ok">', [("http://ex.test/dir/ok", "L")]),
-    ('<a href="never closed>', [('http://ex.test/dir/"never', "L")]),   # our documented simplification
+    ('<a href="never closed>', []),   # the value never ends: a tag cut by the end of file, dropped
     ('<a href="cut-off', []),                                             # a tag cut by the end of file
     ('<img src="x.png"', []),
     ('<a href="\x00nul">', [("http://ex.test/dir/nul", "L")]),     # urljoin strips leading C0 controls
@@ -310,3 +312,29 @@ def test_long_wait_in_small_pieces(opening):
     for i in range(0, len(doc), 16):
         ex.feed(doc[i:i + 16])
     assert ("http://ex.test/dir/after", "L") in [(link.url, link.hop) for link in ex.close()]
+
+
+# --------------------------------------------------------------------------- where the kernel differs from the old extractor
+
+# (document, what the kernel finds, what the pure-Python extractor (tests/links_py.py) found):
+# docs/api.md, "Outlinks", lists these.
+DEVIATIONS = [
+    ('<a href="never closed>', [], [('http://ex.test/dir/"never', "L")]),
+    ('<!-- x --!><a href="ok">', [("http://ex.test/dir/ok", "L")], []),
+    ('<a href="?a=1&copy=2">', [("http://ex.test/dir/page.html?a=1&copy=2", "L")],
+     [("http://ex.test/dir/page.html?a=1\u00a9=2", "L")]),
+    ('<a href="x&#1;y">', [("http://ex.test/dir/x\x01y", "L")], [("http://ex.test/dir/xy", "L")]),
+    ('<a\x0bhref="x">', [], [("http://ex.test/dir/x", "L")]),
+    ("<style>a{b:xurl(x.png)}</style>", [], [("http://ex.test/dir/x.png", "E")]),
+    ("<style>a{b:url(cut.png</style>", [("http://ex.test/dir/cut.png", "E")], []),
+    ('<style>a{b:image-set("s.png" 1x)}</style>', [("http://ex.test/dir/s.png", "E")], []),
+    ("<style>@namespace svg url(http://www.w3.org/2000/svg);</style>", [],
+     [("http://www.w3.org/2000/svg", "E")]),
+]
+
+
+@pytest.mark.parametrize("doc,new,old", DEVIATIONS, ids=[d[0][:40] for d in DEVIATIONS])
+def test_deviations_from_the_python_extractor(doc, new, old):
+    import links_py
+    assert pairs(doc) == new
+    assert [(link.url, link.hop) for link in links_py.extract_html(doc, BASE)] == old

@@ -60,6 +60,12 @@ def test_headers(pywb):
     assert a["headers"] == [["X-Archive-Orig-Connection", "close"], ["Location", "/warc/20171226/http://example.com/other.html"],
                             ["Content-Encoding", "gzip"], ["X-Archive-Orig-Transfer-Encoding", "chunked"]]
     assert (a["is_chunked"], a["is_content_rw"]) == (True, False)
+    assert a["fields"] == [[h] for h in a["headers"]] and a["protocol"] == "HTTP/1.1"
+    c = pywb.one({"op": "headers", "page": "20171226mp_/http://example.com/", "prefix": "/warc/", "statusline": "200 OK",
+                  "headers": [["Set-Cookie", "a=b; Path=/; HttpOnly"], ["Set-Cookie", "bad@name=1"], ["Date", "x"]],
+                  "content_rw": False, "accept_encoding": None})
+    assert [len(f) for f in c["fields"]] == [8, 0, 1]   # one per modifier, none, one
+    assert c["headers"] == c["fields"][0] + c["fields"][2]
     b = pywb.one({"op": "headers", "page": "20171226/http://example.com/", "prefix": "/warc/", "statusline": "200 OK",
                   "headers": [["Content-Encoding", "gzip"], ["Content-Length", "9"]], "content_rw": False, "accept_encoding": None})
     assert b["headers"] == [["X-Archive-Orig-Content-Encoding", "gzip"], ["X-Archive-Orig-Content-Length", "9"]]
@@ -73,3 +79,24 @@ def test_content(pywb):
                   "payload": base64.b64encode(html).decode(), "accept_encoding": "gzip"})
     assert a["is_rw"] and a["headers"] == [["Content-Type", "text/html"], ["X-Archive-Orig-Content-Length", str(len(html))]]
     assert b"/warc/20171226" in base64.b64decode(a["body"])
+
+
+def test_memento_ops(pywb):
+    date, bad, good, links, tm = pywb.ask([
+        {"op": "http_date", "timestamp": "20131226095010"},
+        {"op": "accept_datetime", "path": "http://example.com/", "value": "not a date"},
+        {"op": "accept_datetime", "path": "http://example.com/", "value": "Thu, 26 Dec 2013 09:50:10 GMT"},
+        {"op": "memento_links", "url": "http://example.com/", "full_prefix": "http://h/c/", "memento_dt": None,
+         "memento_ts": "20131226095010", "is_timegate": True, "replay_mod": "mp_", "is_memento": False},
+        {"op": "timemap", "lines": ['com,example)/ 20131226095010 {"url": "http://example.com/", "source-coll": "c"}'],
+         "url": "http://example.com/", "full_prefix": "http://h/c/", "replay_mod": ""}])
+    assert date["result"] == "Thu, 26 Dec 2013 09:50:10 GMT"   # warcio's own doctest
+    assert bad["status"] == 400
+    assert (good["status"], good["timestamp"], good["type"], good["is_timegate"]) == (200, "20131226095010", "replay", True)
+    assert [k for k, _ in links["headers"]] == ["Link", "Vary"]
+    assert links["headers"][0][1].endswith('<http://h/c/20131226095010mp_/http://example.com/>; rel="memento"; '
+                                           'datetime="Thu, 26 Dec 2013 09:50:10 GMT"')
+    assert tm["body"] == ('<http://h/c/timemap/link/http://example.com/>; rel="self"; type="application/link-format"; '
+                          'from="Thu, 26 Dec 2013 09:50:10 GMT",\n<http://h/c/http://example.com/>; rel="timegate",\n'
+                          '<http://example.com/>; rel="original",\n<http://h/c/20131226095010/http://example.com/>; '
+                          'rel="memento"; datetime="Thu, 26 Dec 2013 09:50:10 GMT"; collection="c"\n')

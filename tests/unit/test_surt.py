@@ -8,6 +8,7 @@ output; the URLs below avoid hosts that would make surt ask DNS.
 
 from __future__ import annotations
 
+import random
 import re
 import threading
 from pathlib import Path
@@ -303,3 +304,70 @@ def test_canonicalize_unsurted_forms():
     assert ws.canonicalize("http://[::1]:81/x", surt_ordered=False) == "::1:81/x"
     # hostless keys have no ")/" and stay as they are
     assert ws.canonicalize("mailto:A@B.example", surt_ordered=False) == "mailto:a@b.example"
+
+
+# --------------------------------------------------------------------------- options (test_surt_options_vs_surt.py has the rest)
+
+def test_docs_option_examples_are_the_packages_keys():
+    text = DOCS.read_text(encoding="utf-8")
+    section = text.split("### SURT options", 1)[1].split("\n## ", 1)[0]
+    triples = re.findall(r"^(\S+)  +(\S+)\n  -> (\S+)$", section, flags=re.M)
+    assert len(triples) >= 6
+    for url, names, key in triples:
+        opts = ws.parse_options(names)
+        assert surt_pkg.surt(url, **opts) == key, (url, names)
+        assert ws.surt(url, **opts) == key, (url, names)
+
+
+def test_parse_options():
+    assert ws.parse_options("") == {}
+    assert ws.parse_options("with_scheme,trailing_comma") == {"with_scheme": True, "trailing_comma": True}
+    assert ws.parse_options(" host_massage=false , surt=TRUE,query_lowercase=0,") == \
+        {"host_massage": False, "surt": True, "query_lowercase": False}
+    assert ws.parse_options("public_suffix=no") == {"public_suffix": False}
+    for bad, what in (("with_schme", "with_schme"), ("surt=maybe", "maybe"), ("=1", "''"),
+                      ("public_suffix", "public_suffix")):
+        with pytest.raises(ValueError, match=what):
+            ws.parse_options(bad)
+
+
+def test_c_core_stays_in_its_buffer_with_options():
+    # with_scheme and trailing_comma make keys longer than the default: the bound still holds
+    rng = random.Random(17)
+    masks = [kernel.surt_flags(**{n: True for n in ws.OPTIONS if n != "public_suffix"}),
+             kernel.surt_flags(with_scheme=True, trailing_comma=True, query_strip_empty=False),
+             kernel.surt_flags(surt=False, with_scheme=True)]
+    for url in urlgen.tricky_urls(2000, seed=23):
+        raw = url if isinstance(url, bytes) else url.encode("utf-8", "surrogatepass")
+        flags = rng.choice(masks + [rng.getrandbits(16)])   # bits past the options are ignored
+        idna = b""
+        rc, out = kernel._raw_key(raw, kernel._cap(len(raw), 0), None, flags)
+        if rc == kernel.NEED_IDNA:
+            try:
+                idna = out.decode("utf-8", "ignore").encode("idna")
+            except ValueError:
+                idna = out
+            rc, out = kernel._raw_key(raw, kernel._cap(len(raw), len(idna)), idna, flags)
+        assert rc in (kernel.OK, kernel.FAIL)
+        if rc == kernel.OK and not raw.startswith(b"filedesc"):
+            assert out.isascii()
+            assert len(out) < 3 * len(raw) + 3 * len(idna) + 40     # wa_surt.h's bound of a key
+
+
+def test_the_fast_call_is_the_plain_call():
+    # surt and surt_or_url take one positional URL without argument parsing; every other
+    # call goes through the def with Python's argument binding
+    import inspect
+
+    assert str(inspect.signature(ws.surt)) == "(url, canonicalizer=None, **options)"
+    assert ws.surt.__name__ == "surt" and ws.surt.__module__ == "warchive._ext.surt"
+    url = "http://www.Example.com/A?b&a"
+    assert ws.surt(url) == ws.surt(url, None) == ws.surt(url=url) == ws.surt(url, canonicalizer=None) == \
+        surt_pkg.surt(url)
+    assert ws.surt_or_url(url=b"http://x:99999/") == b"http://x:99999/"
+    with pytest.raises(TypeError, match="positional"):
+        ws.surt()
+    with pytest.raises(TypeError):
+        ws.surt(url, None, None)
+    with pytest.raises(TypeError):
+        ws.surt(url, canonicalizer=None, url=url)

@@ -6,11 +6,13 @@ from typing import Optional, Sequence, Tuple, Union
 OK: int
 EOF: int
 SLOW: int
+DEFAULT_SURT_FLAGS: int
 
 class LineIndexer:
     def __init__(self, path: Union[str, os.PathLike[str]], filename: bytes, cdx11: bool = ...,
                  records: Union[None, str, Sequence[str]] = ..., verify: bool = ..., start: int = ...,
-                 stop: int = ..., window: int = ...) -> None: ...
+                 stop: int = ..., window: int = ...,
+                 surt_flags: int = ...) -> None: ...
     def run(self, flush_at: int = ...) -> Tuple[int, bytes]: ...
     @property
     def gzip(self) -> bool: ...

@@ -1,47 +1,44 @@
-"""Outlinks of fetched pages: a streaming HTML tokenizer and a CSS scanner.
+"""Outlinks of fetched pages, through the rewriting kernel's link mode (ext/html_rewrite).
 
 ``extract_links(url, content_type, payload)`` is what the crawler calls for each response: the
-links of an HTML or CSS payload, resolved against the page (or its ``<base href>``), fragments
-dropped, ``javascript:``/``mailto:``/``data:`` (and other non-fetchable schemes) skipped, each with
-its hop type as Heritrix writes it in hop paths:
+links of an HTML or CSS payload, resolved against the page (or its first ``<base href>``),
+fragments dropped, ``javascript:``/``mailto:``/``data:`` (and other non-fetchable schemes)
+skipped, each with its hop type as Heritrix writes it in hop paths:
 
     L  navigation link        <a href>, <area href>, <link rel=alternate href>, <form action>,
                               <blockquote cite>, <q cite>
     E  embed                  <img src/srcset>, <script src>, <link rel=stylesheet>, <iframe src>,
                               <video>/<audio>/<source>/<track>, SVG <image>, <html manifest>,
-                              CSS url() and @import
+                              CSS url(), @import and image-set()
     R  redirect               <meta http-equiv=refresh content="0; url=...">
     X  speculative            lazy-loading attributes (data-src, data-srcset) on any element
 
-The tokenizer follows the HTML5 tokenizer where it matters for finding attributes: comments
-(``<!-- -->``, ``<!-->``), bogus comments (``<!...>``, ``<?...>``), raw text inside
-``<script>``, ``<style>``, ``<xmp>``, ``<iframe>``, ``<noembed>``, ``<noframes>`` and RCDATA inside
-``<textarea>``, ``<title>`` (no tags there), unquoted and unterminated attribute values, duplicate
-attributes (the first wins), a tag cut off by the end of the file (dropped, as a browser does).
-It is fed text in pieces (``HtmlLinkExtractor.feed``) and keeps only the unfinished tail between
-pieces; every piece is scanned once, so broken input costs linear time. Two deliberate
-simplifications: an attribute value whose opening quote never closes anywhere in the document is
-read as an unquoted value, up to white space or ``>`` (a browser would swallow the rest of the
-file), and character references are decoded with
-``html.unescape`` (the HTML5 table, without the attribute-value exceptions for legacy ``&amp``).
+The kernel tokenizes as replay's rewriting does (the HTML standard's tokenizer where it decides
+what is a tag and what is an attribute value: comments, bogus comments, raw text, RCDATA, all
+quoting forms; a tag cut by the end of the file dropped, as a browser drops it), decodes
+character references as a browser does in attribute values, reads CSS as a browser's CSS
+tokenizer does, and resolves URLs as ``urllib.parse.urljoin`` in C for the common cases; what it
+cannot (a non-ASCII URL, an odd base, a CSS escape) comes here as raw bytes and is resolved by
+``resolve``. Each (url, hop) is kept once, in document order; within a tag, in the order of the
+rules below (``_special`` tags first, then the attributes of ``_URL_ATTRS``, lazy ones, ``style``).
+docs/api.md lists where this differs from the pure-Python extractor it replaced.
 
-Pure Python for now, decided by profiling (bench/README.md): it runs at about twice the speed of
-``html.parser`` merely tokenizing, and URL resolution (``urljoin``) takes about 40 % of its time, so
-a C tokenizer alone would gain little; the kernel worth writing is one shared with
-``ext/html_rewrite`` (replay) that also joins URLs in C, behind this same interface.
 It must not fetch, decide scope, or touch the seen set.
 """
 
 from __future__ import annotations
 
 import codecs
-import html as _html
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union, cast
 from urllib.parse import urljoin
 
-__all__ = ["Link", "HtmlLinkExtractor", "extract_html", "extract_css", "extract_links", "SKIPPED_SCHEMES"]
+from .._ext import html_rewrite as _k
+from ..htmltext import codec_name, css_unescape, transcodes, unescape_attr
+
+__all__ = ["Link", "HtmlLinkExtractor", "extract_html", "extract_css", "extract_links", "resolve",
+           "sniff_charset", "SKIPPED_SCHEMES"]
 
 
 @dataclass(frozen=True)
@@ -51,70 +48,20 @@ class Link:
     context: str    # where it was found: "a/@href", "img/@srcset", "style/url()", "css/@import", ...
 
 
+# The kernel skips the same schemes (wa_html.h wa_url_link).
 SKIPPED_SCHEMES = frozenset({"javascript", "mailto", "data", "tel", "about", "blob", "file", "vbscript", "sms",
                              "callto", "news", "irc", "magnet", "chrome", "view-source"})
 _FETCHABLE = ("http", "https", "ftp")
 _FETCHABLE_PREFIXES = ("http://", "https://", "ftp://")
-
-# --------------------------------------------------------------------------- CSS
-
-_CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
-_CSS_URL = re.compile(r"""url\(\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|((?:[^)\s'"\\]|\\.)*))\s*\)""",
-                      re.I | re.S)
-_CSS_IMPORT = re.compile(r"""@import\s+(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""", re.I | re.S)
-_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))", re.S)
-
-
-def _css_unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-
-    def one(m: "re.Match[str]") -> str:
-        if m.group(1):
-            cp = int(m.group(1), 16)
-            return chr(cp) if 0 < cp < 0x110000 and not 0xD800 <= cp < 0xE000 else "\ufffd"
-        return m.group(2)
-    return _CSS_ESCAPE.sub(one, s)
-
-
-def _css_refs(text: str) -> Iterable[Tuple[str, str]]:
-    """(raw reference, context) of every url() and @import "..." in a style sheet."""
-    if "/*" in text:
-        text = _CSS_COMMENT.sub(" ", text)
-    found: List[Tuple[int, str, str]] = []
-    if "@" in text:
-        for m in _CSS_IMPORT.finditer(text):
-            found.append((m.start(), _css_unescape(m.group(1) if m.group(1) is not None else m.group(2)), "@import"))
-    if "(" in text:
-        for m in _CSS_URL.finditer(text):
-            v = next(g for g in m.groups() if g is not None)
-            found.append((m.start(), _css_unescape(v), "url()"))
-    found.sort(key=lambda x: x[0])
-    return [(v, c) for _, v, c in found]
-
-
-def extract_css(text: str, base_url: str, context: str = "css") -> List[Link]:
-    """Links of a style sheet (a CSS file, a ``<style>`` element or a ``style=`` attribute): every
-    ``url()`` and ``@import``, hop E."""
-    out: List[Link] = []
-    seen: Set[Tuple[str, str]] = set()
-    for raw, what in _css_refs(text):
-        url = resolve(base_url, raw)
-        if url is not None and (url, "E") not in seen:
-            seen.add((url, "E"))
-            out.append(Link(url, "E", f"{context}/{what}"))
-    return out
-
-
-# --------------------------------------------------------------------------- URLs
-
 _STRIP = " \t\n\r\f"
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_CSS_KIND = ("", "url()", "@import", "image-set()")
 
 
 def resolve(base: str, raw: str) -> Optional[str]:
     """``raw`` resolved against ``base`` (urljoin), fragment dropped; None when it is empty, a
-    fragment only, of a skipped scheme or not fetchable."""
+    fragment only, of a skipped scheme or not fetchable. (The kernel's C path is this function
+    for printable-ASCII references; tests compare them.)"""
     u = raw.strip(_STRIP)
     if "\t" in u or "\n" in u or "\r" in u:   # the URL standard removes them anywhere
         u = u.replace("\t", "").replace("\n", "").replace("\r", "")
@@ -136,351 +83,133 @@ def resolve(base: str, raw: str) -> Optional[str]:
     return url if m and m.group(1).lower() in _FETCHABLE else None
 
 
-def _srcset(value: str) -> List[str]:
-    """The URLs of a srcset attribute (the HTML spec's parsing: URLs may contain commas, a candidate
-    ends at whitespace; a URL ending in commas loses them)."""
-    out = []
-    i, n = 0, len(value)
-    while i < n:
-        while i < n and (value[i] in _STRIP or value[i] == ","):
-            i += 1
-        if i >= n:
-            break
-        j = i
-        while j < n and value[j] not in _STRIP:
-            j += 1
-        url = value[i:j]
-        if url.endswith(","):
-            url = url.rstrip(",")
-            i = j
-        else:
-            depth = 0   # skip the descriptors up to the next comma outside parentheses
-            while j < n:
-                c = value[j]
-                if c == "(":
-                    depth += 1
-                elif c == ")":
-                    depth = max(0, depth - 1)
-                elif c == "," and depth == 0:
-                    break
-                j += 1
-            i = j + 1
-        if url:
-            out.append(url)
-    return out
+def _ascii_base(url: str) -> bytes:
+    """A base the kernel's C resolution can take (non-ASCII ones: every link resolved here)."""
+    return url.encode("ascii") if url.isascii() else b""
 
 
-_REFRESH = re.compile(r"""^\s*[0-9.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]?)(.*)$""", re.I | re.S)
+class _Extractor:
+    """The kernel in link mode and what it hands back: links resolved in C, raw ones resolved
+    here, contexts named, each (url, hop) kept once."""
 
-
-def _refresh_url(content: str) -> Optional[str]:
-    m = _REFRESH.match(content)
-    if not m:
-        return None
-    url = m.group(2).strip()
-    if m.group(1) and m.group(1) in url:
-        url = url[:url.index(m.group(1))]
-    return url or None
-
-
-# --------------------------------------------------------------------------- the tokenizer
-
-# Everything after a tag name up to its ">": attributes with optional values, quoted or not.
-# Its alternatives start with disjoint characters and it cannot fail, so it never backtracks;
-# it stops only at ">" or at the end of the buffer.
-_ATTRS_RE = r"""(?:[\s/]+|[^\s/>][^\s/>=]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?)*"""
-_TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)(" + _ATTRS_RE + ")")
-_ATTR = re.compile(r"""([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]*)))?""")
-
-_RAW = {"script", "style", "xmp", "iframe", "noembed", "noframes", "textarea", "title", "plaintext"}
-_RAW_END: Dict[str, "re.Pattern[str]"] = {n: re.compile(r"</%s[\s/>]" % n, re.I) for n in _RAW}
-
-# tag -> ((attribute, hop, kind), ...); kind "" = one URL, "srcset" = a candidate list
-_URL_ATTRS: Dict[str, Tuple[Tuple[str, str, str], ...]] = {
-    "a": (("href", "L", ""), ("xlink:href", "L", "")),
-    "area": (("href", "L", ""),),
-    "img": (("src", "E", ""), ("srcset", "E", "srcset"), ("lowsrc", "E", "")),
-    "script": (("src", "E", ""),),
-    "iframe": (("src", "E", ""),),
-    "frame": (("src", "E", ""),),
-    "embed": (("src", "E", ""),),
-    "source": (("src", "E", ""), ("srcset", "E", "srcset")),
-    "video": (("src", "E", ""), ("poster", "E", "")),
-    "audio": (("src", "E", ""),),
-    "track": (("src", "E", ""),),
-    "input": (("src", "E", ""),),
-    "object": (("data", "E", ""),),
-    "body": (("background", "E", ""),),
-    "table": (("background", "E", ""),),
-    "td": (("background", "E", ""),),
-    "image": (("href", "E", ""), ("xlink:href", "E", "")),      # SVG
-    "html": (("manifest", "E", ""),),
-    "blockquote": (("cite", "L", ""),),
-    "q": (("cite", "L", ""),),
-    "th": (("background", "E", ""),),
-}
-_SPECIAL = {"link", "meta", "base", "form"}
-_EMBED_RELS = {"stylesheet", "icon", "apple-touch-icon", "apple-touch-icon-precomposed", "preload",
-               "modulepreload", "prefetch", "manifest", "mask-icon"}
-_LAZY = (("data-src", ""), ("data-srcset", "srcset"), ("data-original", ""), ("data-lazy-src", ""))
-
-
-class HtmlLinkExtractor:
-    """A streaming link extractor: ``feed(text)`` as pieces arrive, then ``close()``; ``links``
-    holds what was found (each (url, hop) once, in document order). ``base_url`` is the page's
-    URL; a ``<base href>`` seen later changes the base for what follows it (as browsers resolve
-    against the first base element, and almost every page puts it first)."""
-
-    def __init__(self, base_url: str, encoding: Optional[str] = None) -> None:
+    def __init__(self, base_url: str, css: bool, css_context: str = "css") -> None:
         self.url = base_url
         self.base = base_url
         self.links: List[Link] = []
         self._seen: Set[Tuple[str, str]] = set()
-        self._buf = ""
-        self._raw_tag: Optional[str] = None    # inside <script>... until its end tag
-        self._raw_start = 0
-        self._wait: Optional[Tuple[str, int]] = None   # (what to wait for, where) before trying again
-        self._pending: List[str] = []   # text received while waiting
-        self._tail = ""                 # the last characters received, for a needle cut in two
-        self._based = False
+        self._css_context = css_context
+        self._contexts: Dict[Tuple[int, int, int, bytes], str] = {}
+        self._raw_codec = "utf-8"
+        self._raw_errors = "replace"
+        self._kernel = _k.Kernel(self, css=css, links=True)
+        self._kernel.set_base(_ascii_base(base_url))
         self._closed = False
-        self._decoder = codecs.getincrementaldecoder(_codec(encoding))(errors="replace")
 
-    # -- input
+    # the kernel's requests (link mode asks only for the first <base href>)
+
+    def on_url(self, raw: bytes, ctx: int, slot: int, force_abs: bool) -> Optional[bytes]:
+        raise AssertionError("link mode rewrites nothing")
+
+    def on_base(self, raw: bytes, ctx: int) -> Optional[bytes]:
+        raise AssertionError("link mode rewrites nothing")
+
+    def on_link_base(self, raw: bytes, ctx: int, links: List[_k.LinkRecord]) -> None:
+        self._take(links)             # found before the base: resolved against the page
+        url = resolve(self.url, unescape_attr(raw.decode(self._raw_codec, self._raw_errors)))
+        if url is not None:
+            self.base = url
+            self._kernel.set_base(_ascii_base(url))
+
+    # records
+
+    def _context(self, what: int, attr: int, css: int, tag: bytes) -> str:
+        key = (what, attr, css, tag)
+        c = self._contexts.get(key)
+        if c is None:
+            if what == _k.LW_ATTR:
+                c = f"{tag.decode('ascii', 'replace')}/@{_k.ATTR_NAMES[attr]}"
+            elif what == _k.LW_STYLE_ATTR:
+                c = f"{tag.decode('ascii', 'replace')}/@style/{_CSS_KIND[css]}"
+            elif what == _k.LW_STYLE_EL:
+                c = f"style/{_CSS_KIND[css]}"
+            else:
+                c = f"{self._css_context}/{_CSS_KIND[css]}"
+            self._contexts[key] = c
+        return c
+
+    def _take(self, records: List[_k.LinkRecord]) -> None:
+        seen, links = self._seen, self.links
+        for hop, what, attr, css, raw, ctx, value, tag in records:
+            if raw:
+                text = cast(bytes, value).decode(self._raw_codec, self._raw_errors)
+                if ctx & 3:
+                    text = unescape_attr(text)
+                if ctx >> 2:
+                    text = css_unescape(text)
+                url = resolve(self.base, text)
+                if url is None:
+                    continue
+            else:
+                url = cast(str, value)
+            if (url, hop) in seen:
+                continue
+            seen.add((url, hop))
+            links.append(Link(url, hop, self._context(what, attr, css, tag)))
+
+    def _feed_bytes(self, data: bytes, final: bool) -> None:
+        found = self._kernel.feed(data, final)
+        assert isinstance(found, list)
+        self._take(found)
+
+
+class HtmlLinkExtractor(_Extractor):
+    """A streaming link extractor: ``feed(data)`` as pieces arrive (all ``str``, or all ``bytes``
+    in ``encoding``, UTF-8 by default), then ``close()``; ``links`` holds what was found. ``base_url``
+    is the page's URL; the first ``<base href>`` changes the base for what follows it."""
+
+    def __init__(self, base_url: str, encoding: Optional[str] = None) -> None:
+        super().__init__(base_url, css=False)
+        self._codec = codec_name(encoding)
+        self._text: Optional[bool] = None          # fed str (True) or bytes (False)
+        self._decoder: Optional[codecs.IncrementalDecoder] = None
 
     def feed(self, data: Union[str, bytes]) -> None:
-        if isinstance(data, bytes):
-            data = self._decoder.decode(data)
-        if not data:
-            return
-        if self._wait is None:
-            self._buf += data
-            self._scan(final=False)
-            return
-        # Waiting for the end of a construct (a comment, a tag, raw text): look for it in the new
-        # text only (with a few characters of overlap) and keep the pieces, so a long wait in
-        # small pieces costs linear time.
-        needle = self._wait[0]
-        probe = self._tail + data
-        if needle == "quote":
-            hit = '"' in data or "'" in data
-        elif needle == "raw":
-            hit = _RAW_END[self._raw_tag or "script"].search(probe) is not None
+        if self._closed:
+            raise ValueError("feed() after close()")
+        text = isinstance(data, str)
+        if self._text is None:
+            self._text = text
+            if text:
+                self._raw_codec, self._raw_errors = "utf-8", "surrogatepass"
+            elif transcodes(self._codec):
+                self._decoder = codecs.getincrementaldecoder(self._codec)(errors="replace")
+                self._raw_codec, self._raw_errors = "utf-8", "surrogatepass"
+            else:
+                self._raw_codec = self._codec
+        elif text != self._text:
+            raise TypeError("feed() takes either str or bytes for one document, not both")
+        if text:
+            self._feed_bytes(data.encode("utf-8", "surrogatepass"), False)   # type: ignore[union-attr]
+        elif self._decoder is not None:
+            self._feed_bytes(self._decoder.decode(data).encode("utf-8", "surrogatepass"), False)  # type: ignore[arg-type]
         else:
-            hit = needle in probe
-        self._pending.append(data)
-        self._tail = probe[-16:]
-        if hit:
-            self._resume()
-            self._scan(final=False)
-
-    def _resume(self) -> None:
-        if self._pending:
-            self._buf += "".join(self._pending)
-            self._pending = []
-        self._wait = None
+            self._feed_bytes(data, False)   # type: ignore[arg-type]
 
     def close(self) -> List[Link]:
         if not self._closed:
             self._closed = True
-            tail = self._decoder.decode(b"", final=True)
-            self._resume()
-            self._buf += tail
-            self._scan(final=True)
-            self._buf = ""
+            tail = self._decoder.decode(b"", final=True).encode("utf-8", "surrogatepass") if self._decoder else b""
+            self._feed_bytes(tail, True)
         return self.links
 
-    # -- scanning
 
-    def _scan(self, final: bool) -> None:
-        buf = self._buf
-        n = len(buf)
-        pos = 0
-        if self._raw_tag is not None:
-            pos = self._raw_text(buf, 0, final)
-            if pos < 0:
-                return
-        # A quote that never closes in the buffer makes its value unquoted (see the module's
-        # docstring), but more input may yet close it: a tag holding the buffer's last quote of a
-        # kind waits for the next quote, or the end.
-        last_dq = last_sq = -1
-        if not final:
-            last_dq, last_sq = buf.rfind('"'), buf.rfind("'")
-        while True:
-            lt = buf.find("<", pos)
-            if lt < 0 or lt + 1 >= n:
-                pos = n if lt < 0 or final else lt
-                break
-            c = buf[lt + 1]
-            if c != "!" and c != "?":
-                m = _TAG.match(buf, lt)     # the common case first: a start or end tag, whole
-                if m is not None:
-                    gt = m.end()
-                    if gt >= n:
-                        if not final:
-                            self._wait = (">", n)
-                            pos = lt
-                            break
-                        pos = n      # a tag cut off by the end of the file: dropped
-                        break
-                    if lt < last_dq < gt or lt < last_sq < gt:
-                        self._wait = ("quote", n)
-                        pos = lt
-                        break
-                    pos = gt + 1
-                    if m.group(1):   # an end tag
-                        continue
-                    name = m.group(2).lower()
-                    attrs = m.group(3)
-                    if "=" in attrs:
-                        self._tag(name, attrs)
-                    if name in _RAW:
-                        self._raw_tag = name
-                        pos = self._raw_text(buf, pos, final)
-                        if pos < 0:
-                            return
-                    continue
-                if c != "/":
-                    pos = lt + 1    # "<" followed by neither a letter, "/", "!" nor "?": text
-                    continue
-                if lt + 2 >= n and not final:
-                    pos = lt
-                    break
-                # "</>" is ignored; "</ 3>" is a bogus comment up to ">", as "<!..." below
-            if c == "!":
-                if buf.startswith("<!--", lt):
-                    if buf.startswith(">", lt + 4):
-                        pos = lt + 5
-                        continue
-                    if buf.startswith("->", lt + 4):
-                        pos = lt + 6
-                        continue
-                    end = buf.find("-->", lt + 4)
-                    if end < 0:
-                        if final:
-                            pos = n
-                            break
-                        self._wait = ("-->", n - 2)
-                        pos = lt
-                        break
-                    pos = end + 3
-                    continue
-                if n - lt < 4 and not final and "<!--".startswith(buf[lt:]):
-                    pos = lt   # maybe the start of a comment: wait for more
-                    break
-            end = buf.find(">", lt + 2)   # "<!...", "<?..." and "</ ...": a bogus comment up to ">"
-            if end < 0:
-                if final:
-                    pos = n
-                    break
-                self._wait = (">", n)
-                pos = lt
-                break
-            pos = end + 1
-        self._buf = buf[pos:]
-        if self._wait is not None:
-            self._tail = self._buf[-16:]
-
-    def _raw_text(self, buf: str, start: int, final: bool) -> int:
-        """Skip the raw text of ``self._raw_tag`` from ``start``; the position after its end tag's
-        name (the end tag itself is then read as a tag), or -1 when more input is needed."""
-        name = self._raw_tag or ""
-        if name == "plaintext":
-            end = -1
-        else:
-            m = _RAW_END[name].search(buf, start)
-            end = m.start() if m else -1
-        if end < 0:
-            if not final:
-                self._buf = buf[start:]
-                self._wait = ("raw", 0)
-                self._tail = self._buf[-16:]
-                return -1
-            end = len(buf)
-        if name == "style":
-            for link in extract_css(buf[start:end], self.base, "style"):
-                self._add(link)
-        self._raw_tag = None
-        return end
-
-    def _tag(self, name: str, attrs_text: str) -> None:
-        spec = _URL_ATTRS.get(name)
-        special = name in _SPECIAL
-        low = attrs_text.lower()
-        extra = "style" in low or "data-" in low    # maybe a style= or data-src=
-        if spec is None and not special and not extra:
-            return
-        attrs: Dict[str, str] = {}
-        for k, v2, v3, v4 in _ATTR.findall(attrs_text):
-            k = k.lower()
-            if k not in attrs:
-                v = v2 or v3 or v4
-                attrs[k] = _html.unescape(v) if "&" in v else v
-        has_style = extra and "style" in attrs
-        has_lazy = extra
-        if special:
-            self._special(name, attrs)
-        if spec is not None:
-            for attr, hop, kind in spec:
-                v = attrs.get(attr)
-                if v is not None:
-                    self._value(v, hop, f"{name}/@{attr}", kind)
-        if has_lazy:
-            for attr, kind in _LAZY:
-                v = attrs.get(attr)
-                if v is not None:
-                    self._value(v, "X", f"{name}/@{attr}", kind)
-        if has_style:
-            style = attrs.get("style")
-            if style:
-                for link in extract_css(style, self.base, f"{name}/@style"):
-                    self._add(link)
-
-    def _special(self, name: str, attrs: Dict[str, str]) -> None:
-        if name == "base":
-            href = attrs.get("href")
-            if href is not None and not self._based:
-                self._based = True
-                url = resolve(self.url, href)
-                if url is not None:
-                    self.base = url
-        elif name == "link":
-            href = attrs.get("href")
-            if href is not None:
-                rels = set(attrs.get("rel", "").lower().split())
-                self._value(href, "E" if rels & _EMBED_RELS else "L", "link/@href", "")
-            if "imagesrcset" in attrs:
-                self._value(attrs["imagesrcset"], "E", "link/@imagesrcset", "srcset")
-        elif name == "meta":
-            if attrs.get("http-equiv", "").strip().lower() == "refresh":
-                url = _refresh_url(attrs.get("content", ""))
-                if url:
-                    self._value(url, "R", "meta/@content", "")
-        elif name == "form":
-            action = attrs.get("action")
-            if action and attrs.get("method", "get").strip().lower() == "get":
-                self._value(action, "L", "form/@action", "")
-
-    def _value(self, value: str, hop: str, context: str, kind: str) -> None:
-        for raw in (_srcset(value) if kind == "srcset" else (value,)):
-            url = resolve(self.base, raw)
-            if url is not None:
-                self._add(Link(url, hop, context))
-
-    def _add(self, link: Link) -> None:
-        key = (link.url, link.hop)
-        if key not in self._seen:
-            self._seen.add(key)
-            self.links.append(link)
-
-
-def _codec(encoding: Optional[str]) -> str:
-    if encoding:
-        try:
-            return codecs.lookup(encoding.strip().strip("'\"")).name
-        except LookupError:
-            pass
-    return "utf-8"
+def extract_css(text: str, base_url: str, context: str = "css") -> List[Link]:
+    """Links of a style sheet: every ``url()``, ``@import`` and ``image-set()`` URL, hop E, in
+    contexts ``{context}/url()``, ``{context}/@import``, ``{context}/image-set()``."""
+    ex = _Extractor(base_url, css=True, css_context=context)
+    ex._raw_codec, ex._raw_errors = "utf-8", "surrogatepass"
+    ex._feed_bytes(text.encode("utf-8", "surrogatepass"), True)
+    return ex.links
 
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)
@@ -514,12 +243,13 @@ _HTML_TYPES = {"text/html", "application/xhtml+xml", "application/xml+xhtml", "t
 
 def extract_links(url: str, content_type: Optional[str], payload: bytes) -> List[Link]:
     """The outlinks of a fetched payload (de-chunked and decoded), chosen by its MIME type:
-    HTML and XHTML through the tokenizer, CSS through the CSS scanner, anything else none.
-    Meta robots and X-Robots-Tag are ``warchive.capture.robots_meta.page_directives``'s job."""
+    HTML and XHTML through the kernel's HTML tokenizer, CSS through its CSS scanner, anything
+    else none. Meta robots and X-Robots-Tag are ``warchive.capture.robots_meta.page_directives``'s
+    job."""
     mime = (content_type or "").split(";", 1)[0].strip().lower()
     if mime in _HTML_TYPES:
         return extract_html(payload, url, sniff_charset(content_type, payload))
     if mime == "text/css":
-        enc = _codec(sniff_charset(content_type, b""))
+        enc = codec_name(sniff_charset(content_type, b""))
         return extract_css(payload.decode(enc, "replace"), url)
     return []

@@ -31,7 +31,7 @@ __all__ = ["UsageError", "main", "run"]
 _FLAGS = {"-11": "cdx11", "--cdx11": "cdx11", "-p": "post_append", "--post-append": "post_append",
           "-s": "sort", "--sort": "sort", "--verify": "verify", "--skip-errors": "skip_errors", "--strict": "strict"}
 _VALUES = {"-o": "output", "--output": "output", "--records": "records", "--dir-root": "dir_root",
-           "-j": "jobs", "--jobs": "jobs"}
+           "-j": "jobs", "--jobs": "jobs", "--surt-options": "surt_options"}
 
 
 class UsageError(Exception):
@@ -55,7 +55,7 @@ def index_args(argv: List[str]) -> Optional[IndexArgs]:
         return None
     a: Dict[str, Union[str, int, bool, None, List[str]]] = dict(
         command="index", inputs=[], output=None, cdx11=False, records=None, dir_root=None, post_append=False,
-        sort=False, jobs=1, verify=False, skip_errors=False, strict=False, fields=None)
+        sort=False, jobs=1, verify=False, skip_errors=False, strict=False, fields=None, surt_options=None)
     inputs: List[str] = []
     closed = False   # an option came after the inputs: argparse takes one run of them only
     k = 1

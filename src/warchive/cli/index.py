@@ -18,6 +18,7 @@ from ..durable import AtomicOutput
 from ..index.build import index_paths
 from ..index.cdx import FileStats, IndexOptions, display_name, iter_inputs
 from ..index.fields import index_fields, parse_fields
+from ..surt import parse_options
 from . import UsageError
 
 if TYPE_CHECKING:
@@ -50,6 +51,10 @@ def index_arguments(p: ArgumentParser) -> None:
                         "warcio index -f writes it: offset, length, filename, http:status, http:HEADER "
                         "(an HTTP header), WARC-HEADER (a WARC header), comma-separated; '-' reads "
                         "standard input")
+    p.add_argument("--surt-options", metavar="OPTS",
+                   help="make the keys with these options of the surt package, comma-separated, each NAME "
+                        "(true) or NAME=false; with_scheme,trailing_comma,host_massage=false gives Heritrix's "
+                        "form http://(com,example,www,)/ (default: cdxj-indexer's keys)")
 
 
 def index(args: Any) -> int:
@@ -58,14 +63,24 @@ def index(args: Any) -> int:
     Defects warcio reads past are read past too, each with one warning on stderr (with --strict
     the first is an error). The output is written as OUT.<random>.tmp and renamed when
     complete; exit status 1 when an input is damaged (the message names the file and byte
-    offset) or when --skip-errors could read not one record."""
+    offset) or when --skip-errors could read not one record; exit status 2, before
+    anything is read, for an unknown --surt-options name or value (one line: the fast path of
+    warchive.cli has no usage to print)."""
     if args.fields is not None:
         return _fields(args)
+    surt_options = None
+    if args.surt_options:
+        try:
+            surt_options = parse_options(args.surt_options)
+        except ValueError as e:
+            print(f"warchive index: error: --surt-options: {e}", file=sys.stderr)
+            return 2
     records = None
     if args.records:
         records = "all" if args.records == "all" else args.records.split(",")
     opts = IndexOptions(cdx11=args.cdx11, records=records, post_append=args.post_append, verify=args.verify,
-                        skip_errors=args.skip_errors, dir_root=args.dir_root, strict=args.strict)
+                        skip_errors=args.skip_errors, dir_root=args.dir_root, strict=args.strict,
+                        surt_options=surt_options or None)
     jobs = max(1, args.jobs)
     if jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
         one_malloc_arena()
@@ -83,7 +98,8 @@ def index(args: Any) -> int:
     return 0
 
 
-_NOT_WITH_FIELDS = (("cdx11", "--cdx11"), ("post_append", "--post-append"), ("sort", "--sort"))
+_NOT_WITH_FIELDS = (("cdx11", "--cdx11"), ("post_append", "--post-append"), ("sort", "--sort"),
+                    ("surt_options", "--surt-options"))   # --fields writes no keys
 
 
 def _fields(args: Any) -> int:

@@ -16,7 +16,8 @@ from typing import Any, Dict
 import uvicorn
 
 from ..errors import ArchiveError
-from ..replay.app import CollectionUnavailable, Collections, create_app
+from ..replay.app import create_app
+from ..replay.collections import CollectionUnavailable, Collections
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
@@ -29,7 +30,15 @@ def _port(text: str) -> int:
 
 
 def serve_arguments(p: ArgumentParser) -> None:
-    p.add_argument("--root", default="collections", metavar="DIR", help="directory of collections (default ./collections)")
+    p.add_argument("--root", default=None, metavar="DIR",
+                   help="directory of collections (default ./collections, or the config's collections_root)")
+    p.add_argument("--config", metavar="FILE", help="a pywb-style config.yaml: collections, archive_paths and "
+                   "index_paths, framed_replay, redirect_to_exact, replay_host, ... (docs/replay.md)")
+    p.add_argument("--frameless", action="store_true", help="replay pages without the banner's top frame")
+    p.add_argument("--redirect-to-exact", action="store_true",
+                   help="answer a TimeGate or an inexact timestamp with a 307 to the exact memento")
+    p.add_argument("--replay-host", metavar="ORIGIN",
+                   help="serve archived pages from this origin (http://host:port), another than the banner's")
     p.add_argument("--host", default="127.0.0.1", metavar="ADDRESS", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8080, metavar="N", help="port to listen on (default 8080; 0: any free port)")
     p.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
@@ -63,10 +72,20 @@ def _report_collections(colls: Collections) -> None:
 
 
 def serve(args: Namespace) -> int:
-    """Serve `GET /COLL/cdx?...` for every collection under --root (uvicorn, one process); a
-    collection's new index files are seen without a restart. Prints where it listens and which
+    """Serve replay (pywb's URL space: warchive.replay.app) and `GET /COLL/cdx?...` for every
+    collection under --root and in --config (uvicorn, one process); a collection's new index
+    files are seen without a restart. Prints where it listens and which
     collections it found (a broken one by name, with why: the others are served); Ctrl-C or
     SIGTERM stops it (after the requests being answered)."""
+    options: Dict[str, Any] = {}
+    if args.frameless:
+        options["framed_replay"] = False
+    if args.redirect_to_exact:
+        options["redirect_to_exact"] = True
+    if args.replay_host:
+        options["replay_host"] = args.replay_host.rstrip("/")
+    root = args.root if args.root is not None else (None if args.config else "collections")
+    app = create_app(root, config=args.config, **options)
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -76,15 +95,17 @@ def serve(args: Namespace) -> int:
         raise ArchiveError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"warchive serve: http://{shown}:{port}/ (collections under {args.root}; Ctrl-C stops)",
+    where = ", ".join(w for w in (f"collections under {root}" if root else "",
+                                  f"config {args.config}" if args.config else "") if w)
+    print(f"warchive serve: http://{shown}:{port}/ ({where}; Ctrl-C stops)",
           file=sys.stderr, flush=True)
     handler = logging.StreamHandler(sys.stderr)   # what the app says of its collections, as serve's lines
     handler.setFormatter(logging.Formatter("warchive serve: %(message)s"))
     app_log = logging.getLogger("warchive.serve")
     app_log.addHandler(handler)
     app_log.propagate = False
-    _report_collections(Collections(args.root))
-    config = uvicorn.Config(create_app(args.root), log_level=args.log_level, access_log=args.access_log,
+    _report_collections(app.colls)
+    config = uvicorn.Config(app, log_level=args.log_level, access_log=args.access_log,
                             log_config=_log_config())
     if args.access_log:   # requests are logged whatever the level of the server's own messages
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)

@@ -4,7 +4,9 @@ A line is ``<SURT key> <14-digit timestamp> <JSON>`` (CDXJ) or the eleven
 fields ``N b a m s k r M S V g`` (CDX-11). The fields, the record selection
 (response, revisit, resource, metadata; no application/warc-fields) and the
 POST/PUT key suffix (``-p``) follow cdxj-indexer; docs/format.md lists where
-we deliberately differ.
+we deliberately differ. With ``IndexOptions.surt_options`` the keys are
+``surt(url, **surt_options)`` instead (on both paths below: the kernel takes
+the options as bits).
 
 Two paths produce the same lines: the kernel ext/cdx_lines (common records,
 GIL released, no Python per record) and the reference here (every record the
@@ -21,9 +23,10 @@ import os
 import re
 import sys
 from json.encoder import encode_basestring_ascii as _json_str
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, Sequence, Tuple, Union
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from .._ext import cdx_lines
+from .._ext.surt import DEFAULT_FLAGS as DEFAULT_SURT_FLAGS, surt_flags
 from ..errors import ArchiveError, RecordFormatError
 from ..surt import surt_or_url
 from ..timestamps import iso_date_to_timestamp
@@ -55,16 +58,19 @@ class IndexOptions:
 
     records: None for cdxj-indexer's default, "all", or a list of record types;
     strict: fail on the first defect that a lenient read recovers from (warchive.warc.defects);
-    report: where messages about defects and skipped records go (standard error by default).
+    report: where messages about defects and skipped records go (standard error by default);
+    surt_options: the keyword arguments of warchive.surt.surt() that make the keys
+    (None or empty: cdxj-indexer's keys).
     A plain class rather than a dataclass: `warchive index` is timed with its
     start-up, and dataclasses costs 7 ms to import."""
 
-    __slots__ = ("cdx11", "records", "post_append", "verify", "skip_errors", "dir_root", "report", "strict")
+    __slots__ = ("cdx11", "records", "post_append", "verify", "skip_errors", "dir_root", "report", "strict",
+                 "surt_options")
 
     def __init__(self, cdx11: bool = False, records: Union[None, str, Sequence[str]] = None,
                  post_append: bool = False, verify: bool = False, skip_errors: bool = False,
                  dir_root: Optional[str] = None, report: Callable[[str], object] = _to_stderr,
-                 strict: bool = False) -> None:
+                 strict: bool = False, surt_options: Optional[Mapping[str, bool]] = None) -> None:
         self.cdx11 = cdx11
         self.records = records
         self.post_append = post_append
@@ -73,10 +79,11 @@ class IndexOptions:
         self.dir_root = dir_root
         self.report = report
         self.strict = strict
+        self.surt_options = surt_options
 
     def copy(self, **changes: object) -> "IndexOptions":
         o = IndexOptions(self.cdx11, self.records, self.post_append, self.verify, self.skip_errors,
-                         self.dir_root, self.report, self.strict)
+                         self.dir_root, self.report, self.strict, self.surt_options)
         for k, v in changes.items():
             setattr(o, k, v)
         return o
@@ -158,7 +165,7 @@ def line_of(rec: Record, filename: str, opts: IndexOptions) -> Optional[bytes]:
     if not wanted(rec, opts.records):
         return b"" if rec.length is not None else None
     try:
-        return record_line(rec, filename, opts.cdx11)
+        return record_line(rec, filename, opts.cdx11, opts.surt_options)
     except RecordFormatError:
         if rec.length is None:
             return None
@@ -241,11 +248,20 @@ def format_line(urlkey: str, ts: str, index: dict, cdx11: bool) -> bytes:
     return (" ".join(vals) + "\n").encode("utf-8", "surrogateescape")
 
 
-def record_line(rec: LocatedRecord, filename: str, cdx11: bool) -> bytes:
+def url_key(url: Optional[str], surt_options: Optional[Mapping[str, bool]] = None) -> str:
+    """The key of a record's URL: its SURT key (with surt_options), or the URL itself when it has
+    none, as cdxj-indexer's get_url_key."""
+    if surt_options:
+        return surt_or_url(url, **surt_options)
+    return surt_or_url(url)
+
+
+def record_line(rec: LocatedRecord, filename: str, cdx11: bool,
+                surt_options: Optional[Mapping[str, bool]] = None) -> bytes:
     """The line of one record (the caller decided it is indexed)."""
     index = record_fields(rec, filename)
     ts = record_timestamp(rec)
-    return format_line(surt_or_url(warcio_target_uri(rec)), ts, index, cdx11)
+    return format_line(url_key(warcio_target_uri(rec), surt_options), ts, index, cdx11)
 
 
 # --------------------------------------------------------------------------- one file
@@ -324,8 +340,9 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
     records = opts.records
     if records is not None and records != "all" and list(records) == list(DEFAULT_RECORDS):
         records = None  # as cdxj-indexer (and wanted()): the default list given explicitly is the default
-    ix = cdx_lines.LineIndexer(path, fname, cdx11=opts.cdx11, records=records,
-                               verify=opts.verify, start=start, stop=-1 if stop is None else stop)
+    flags = surt_flags(**opts.surt_options) if opts.surt_options else DEFAULT_SURT_FLAGS
+    ix = cdx_lines.LineIndexer(path, fname, cdx11=opts.cdx11, records=records, verify=opts.verify,
+                               start=start, stop=-1 if stop is None else stop, surt_flags=flags)
     ref: Optional[_Reference] = None
     while True:
         rc, chunk = ix.run(FLUSH_AT)
@@ -448,7 +465,7 @@ def _pending(rec: Record, filename: str, opts: IndexOptions) -> _Pending:
     return p
 
 
-def _join(a: _Pending, b: _Pending) -> None:
+def _join(a: _Pending, b: _Pending, opts: IndexOptions) -> None:
     """Give a POST/PUT pair the key with the request body appended."""
     req, resp = (a, b) if a.type == "request" else (b, a)
     if req.http is None:
@@ -462,7 +479,7 @@ def _join(a: _Pending, b: _Pending) -> None:
         body.seek(0)
     query, suffix = postbody.method_query(method, req.http.get("Content-Type"), req.http.get("Content-Length"),
                                           body if body is not None else _EMPTY(), url)  # type: ignore[arg-type]
-    key = surt_or_url(url + suffix)
+    key = url_key(url + suffix, opts.surt_options)
     resp.urlkey = req.urlkey = key
     resp.extra = {"requestBody": query, "method": method.upper()}
 
@@ -480,7 +497,7 @@ def _emit(p: _Pending, opts: IndexOptions) -> bytes:
         return b""
     index = dict(p.index)
     index.update(p.extra)
-    key = p.urlkey if p.urlkey is not None else surt_or_url(p.uri)
+    key = p.urlkey if p.urlkey is not None else url_key(p.uri, opts.surt_options)
     return format_line(key, p.ts, index, opts.cdx11)
 
 
@@ -500,7 +517,7 @@ def _paired_lines(it, filename: str, opts: IndexOptions) -> Iterator[bytes]:
             prev = cur
             continue
         if _is_pair(prev, cur):
-            _join(prev, cur)
+            _join(prev, cur, opts)
             yield _emit(prev, opts)
             yield _emit(cur, opts)
             prev = None

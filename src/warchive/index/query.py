@@ -1111,6 +1111,13 @@ class Index:
         sources, access, selectable = named_sources(list(paths), coll)
         self.engine = Engine(sources, access=access, selectable=selectable)
 
+    @classmethod
+    def of(cls, engine: Engine) -> "Index":
+        """An Index over an engine made elsewhere (the replay server keeps one per collection)."""
+        idx = cls.__new__(cls)
+        idx.engine = engine
+        return idx
+
     def answer(self, params: Union[str, Mapping[str, Any]]) -> Answer:
         return self.engine.answer(params)
 

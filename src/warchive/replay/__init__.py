@@ -1,2 +1,7 @@
-"""Replay: loading captures, revisits resolved (load, and the modules beside it), and the web server
-(app: the CDX API, and replay to come) over a root of collections."""
+"""Replay: the web server over collections (app: pywb's URL space, the CDX API, TimeMaps), and
+what it stands on: loading captures with revisits resolved (load and the modules beside it),
+archival URLs and URL rewriting (urls), header rewriting (headers), body rewriting (content)."""
+
+from .app import create_app
+
+__all__ = ["create_app"]

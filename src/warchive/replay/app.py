@@ -1,137 +1,437 @@
-"""The ASGI application: `GET /<coll>/cdx?<params>` over the collections under a root directory.
+"""The ASGI application: pywb's URL space over the collections of a root directory or a config.
 
-Answers are the query engine's (warchive.index.query), byte for byte what
-`warchive cdx` prints; an unknown collection is 404 with a JSON message, a
-collection whose index cannot be opened 503 with a message naming it (the
-others are served as usual), an index that fails while answering 500 with a
-message naming the collection. A collection's sources are opened once and
-reopened when a file is added to or removed from its `indexes/` directory. The app binds nothing itself:
-`warchive serve` runs it with uvicorn, and other servers can mount it.
+    /                                   the collections
+    /static/<file>                      the banner's and the client script's assets
+    /<coll>/                            the collection's home page (search); ?url=... searches
+    /<coll>/cdx?<params>                the CDX API (warchive.index.query), byte for byte `warchive cdx`
+    /<coll>/timemap/<link|json|cdxj>/<url>   TimeMaps
+    /<coll>/*/<url>, /<coll>/<from>*<to>/<url>   the captures of a URL; /<coll>/*/<prefix>* URLs
+    /<coll>/[timestamp][modifier]/<url> a memento (warchive.replay.replayer); no timestamp: TimeGate
+
+The path is read as sent (``raw_path``: %-escapes kept, as pywb reads ``REQUEST_URI``), so that
+an archival URL reaches the parser unchanged. An unknown collection is 404, a collection whose
+index cannot be opened 503 naming it (the others are served), an index failing while answering
+500 naming the collection; a capture that is not there is 404 without Memento headers.
+
+``create_app(root, config=...)`` returns the app; it binds nothing itself: `warchive serve`
+runs it with uvicorn, and other servers can mount it under a path (``root_path``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import mimetypes
 import os
-import threading
-from typing import Any, Dict, List, Optional, Tuple, Union
+import re
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from starlette.applications import Starlette
-from starlette.datastructures import URL
-from starlette.responses import Response
-from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
-
-from ..errors import ArchiveError
-from ..index.query import Answer, Engine, named_sources
+from ..errors import ArchiveError, CaptureNotFound
+from ..index.query import Answer
+from .client import STATIC
+from .collections import CollectionUnavailable, Collections, Served
+from .config import ReplayConfig
+from ..warc.screenshot import OTHER_PREFIXES, SCREENSHOT_PREFIX
+from .pages import captures_page, collections_page, error_page, frame_page, home_page, human_date, urls_page
+from .replayer import BadRequest, Reply, Replayer, Request
+from .screenshots import find_screenshots
+from .memento import TIMEMAP_TYPES, timemap_cdxj, timemap_headers, timemap_json, timemap_link
+from .urls import ArchivalUrl, ArchivalUrlError, UrlRewriter
 
 log = logging.getLogger("warchive.serve")
 
-
-class CollectionUnavailable(ArchiveError):
-    """A collection whose index cannot be opened (the message names it and says why)."""
-
-
-class Collections:
-    """Engines of the collections under root, cached by the listing of their indexes/ directory."""
-
-    def __init__(self, root: str) -> None:
-        self.root = os.path.abspath(root)
-        self._cache: Dict[str, Tuple[Tuple[Any, ...], Union[Engine, CollectionUnavailable]]] = {}
-        self._lock = threading.Lock()
-
-    def names(self) -> List[str]:
-        """The collections under root (directories with an indexes/ directory), in name order."""
-        try:
-            entries = sorted(os.listdir(self.root))
-        except FileNotFoundError:
-            return []
-        return [n for n in entries if not n.startswith(".") and os.path.isdir(os.path.join(self.root, n, "indexes"))]
-
-    def engine(self, coll: str) -> Optional[Engine]:
-        """The engine of collection `coll`; None when there is no such collection;
-        CollectionUnavailable when its index cannot be opened."""
-        if not coll or coll.startswith(".") or "/" in coll:
-            return None
-        path = os.path.join(self.root, coll)
-        idx = os.path.join(path, "indexes")
-        try:
-            st = os.stat(idx)
-            stamp: Tuple[Any, ...] = (st.st_mtime_ns, st.st_ino)
-        except FileNotFoundError:
-            return None
-        with self._lock:
-            hit = self._cache.get(coll)
-            if hit is not None and hit[0] == stamp:
-                if isinstance(hit[1], CollectionUnavailable):
-                    raise hit[1]
-                return hit[1]
-            try:
-                sources, access, selectable = named_sources([path])
-                eng: Union[Engine, CollectionUnavailable] = Engine(sources, access=access, selectable=selectable)
-            except (ArchiveError, OSError) as e:   # told once per change of its indexes/, then remembered
-                eng = CollectionUnavailable(f"collection {coll!r} is unavailable: {e}")
-                log.error("%s", eng)
-            old = self._cache.get(coll)
-            self._cache[coll] = (stamp, eng)
-        if old is not None and isinstance(old[1], Engine):
-            for s in old[1].sources:
-                try:
-                    s.source.close()
-                except Exception:
-                    pass
-        if isinstance(eng, CollectionUnavailable):
-            raise eng
-        return eng
+Scope = Dict[str, Any]
+STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
+URL_LIST_LIMIT = 1000
+RESOURCES_SHOWN = 4      # associated resources named in the banner, closest first
+# The top frame's: the banner loads its own assets only, and its iframe may show the archive
+# only (frame-src, added with the replay host): a page that navigates its frame to the live web
+# is stopped by the browser before a request leaves.
+FRAME_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+             "object-src 'none'; base-uri 'none'; form-action 'self'")
 
 
 def query_string(scope: Scope) -> str:
-    """The request's query string, as Starlette's ``request.url.query`` gives it, without
-    building the URL (a tenth of a request's time): urlsplit drops tabs and line breaks and
-    ends the query at `#`, so a query string holding one is left to Starlette."""
-    qs: str = scope.get("query_string", b"").decode()
-    if "#" in qs or "\t" in qs or "\n" in qs or "\r" in qs:
-        return str(URL(scope=scope).query)
-    return qs
+    """The request's query string as the client sent it (as WSGI's QUERY_STRING, which pywb
+    reads: bytes as Latin-1 characters)."""
+    qs: bytes = scope.get("query_string", b"")
+    return qs.decode("latin-1")
 
 
-class CdxEndpoint:
-    """``GET /{coll}/cdx``, an ASGI endpoint of its own: the answer is sent as two messages,
-    with the headers a Starlette ``Response`` would give it, without building a Request and a
-    Response around it (a fifth of a request's time)."""
+def _raw_path(scope: Scope) -> str:
+    """The request path as sent (below the app's mount point), as text: UTF-8, or Latin-1."""
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else quote(scope.get("path", "/"), safe="/%:@!$&'()*+,;=~")
+    root = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):] or "/"
+    try:
+        return path.encode("latin-1").decode("utf-8")
+    except UnicodeDecodeError:
+        return path
 
-    def __init__(self, colls: Collections) -> None:
+
+def _host_prefix(scope: Scope, headers: Mapping[str, str]) -> str:
+    scheme = headers.get("x-forwarded-proto") or scope.get("scheme", "http")
+    host = headers.get("host")
+    if not host:
+        server = scope.get("server") or ("127.0.0.1", 80)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scheme}://{host}"
+
+
+class _Static:
+    """The files of static/, read once."""
+
+    def __init__(self) -> None:
+        self.files: Dict[str, Tuple[bytes, str]] = {}
+        for name in os.listdir(STATIC_DIR):
+            p = os.path.join(STATIC_DIR, name)
+            if os.path.isfile(p):
+                with open(p, "rb") as f:
+                    data = f.read()
+                ctype = mimetypes.guess_type(name)[0] or "application/octet-stream"
+                if ctype.startswith("text/") or ctype.endswith("javascript"):
+                    ctype += "; charset=utf-8"
+                self.files[name] = (data, ctype)
+
+
+class ReplayApp:
+    """The ASGI app (see the module docstring)."""
+
+    def __init__(self, colls: Collections, config: ReplayConfig) -> None:
         self.colls = colls
+        self.config = config
+        self.replayer = Replayer(config)
+        self.static = _Static()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        coll = scope["path_params"]["coll"]
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif msg["type"] == "lifespan.shutdown":
+                    self.colls.close()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        method = scope.get("method", "GET")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        body = b""
+        if method in ("POST", "PUT"):
+            more = True
+            parts: List[bytes] = []
+            while more:
+                msg = await receive()
+                parts.append(msg.get("body", b""))
+                more = msg.get("more_body", False)
+            body = b"".join(parts)
+        req = Request(method, headers, _host_prefix(scope, headers), scope.get("root_path", "").rstrip("/"), body)
         try:
-            eng = self.colls.engine(coll)   # short CPU work: answered on the event loop
+            if method == "OPTIONS" and "access-control-request-method" in headers:
+                reply = self._preflight(headers)
+            else:
+                reply = self.route(_raw_path(scope), query_string(scope), req)
+        except Exception:
+            log.exception("answering %s %s", method, scope.get("path"))
+            reply = self._error(req, 500, "Server error", "the server failed answering this request (see its log)")
+        await self._send(reply, send, head_only=method == "HEAD")
+
+    async def _send(self, reply: Reply, send: Any, head_only: bool) -> None:
+        hdrs = [(k.encode("latin-1", "replace"), v.encode("latin-1", "replace")) for k, v in reply.headers]
+        try:
+            await send({"type": "http.response.start", "status": reply.status, "headers": hdrs})
+            if head_only:
+                await send({"type": "http.response.body", "body": b""})
+                return
+            pending: Optional[bytes] = None
+            for piece in reply.body:
+                if pending is not None:
+                    await send({"type": "http.response.body", "body": pending, "more_body": True})
+                pending = piece
+            await send({"type": "http.response.body", "body": pending or b""})
+        finally:
+            reply.close()
+
+    def _preflight(self, headers: Mapping[str, str]) -> Reply:
+        """A CORS preflight: a page in the sandboxed frame (an opaque origin) asking to send a
+        script's request with other methods or headers than a simple one (pywb has none: such
+        requests fail there). Allowed as asked when the frame is sandboxed; else refused."""
+        if self.config.replay_host or not self.config.framed_replay:
+            return Reply(403, [("Content-Length", "0")])
+        allow = [("Access-Control-Allow-Origin", "*"), ("Access-Control-Max-Age", "600"),
+                 ("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"),
+                 ("Content-Length", "0")]
+        asked = headers.get("access-control-request-headers", "")
+        if asked:
+            allow.append(("Access-Control-Allow-Headers", asked))
+        return Reply(204, allow)
+
+    # ------------------------------------------------------------------ routing
+    def static_url(self, req: Request) -> str:
+        return f"{req.host_prefix}{req.app_prefix}/{STATIC}"
+
+    def route(self, path: str, qs: str, req: Request) -> Reply:
+        if path in ("", "/"):
+            return self._collections(req)
+        if not path.startswith("/"):
+            path = "/" + path
+        coll, sep, rest = path[1:].partition("/")
+        coll = unquote(coll)
+        if coll == "static" and sep:
+            return self._static_file(rest, req)
+        if coll == "favicon.ico":
+            return self._error(req, 404, "Not found", "no favicon")
+        api = rest == "cdx" or rest.startswith("timemap/")   # machine answers: errors in JSON
+        try:
+            served = self.colls.get(coll)
         except CollectionUnavailable as e:
-            await _message(503, str(e))(scope, receive, send)
-            return
-        if eng is None:
-            await _message(404, f"no collection {coll!r}")(scope, receive, send)
-            return
+            return _json(503, str(e)) if api else self._error(req, 503, "Collection unavailable", str(e))
+        if served is None:
+            back = self._from_referrer(path, qs, req)
+            if back is not None:
+                return back
+            msg = f"no collection {coll!r}"
+            return _json(404, msg) if api else self._error(req, 404, "No such collection", msg)
+        if not sep:   # /coll: its home is /coll/
+            return Reply(301, [("Location", f"{req.app_prefix}/{quote(coll)}/"), ("Content-Length", "0")])
+        if rest == "":
+            return self._home(served, qs, req)
+        if rest == "cdx":
+            return self._cdx(served, qs)
+        if rest.startswith("timemap/"):
+            return self._timemap(served, rest[len("timemap/"):], qs, req)
+        target = rest + ("?" + qs if qs else "")
         try:
-            ans: Answer = eng.answer(query_string(scope))
+            aurl = ArchivalUrl.parse(target)
+        except ArchivalUrlError as e:
+            return self._error(req, 400, "Bad archival URL", str(e), served)
+        try:
+            if aurl.is_query:
+                return self._query_page(served, aurl, req)
+            reply = self.replayer.replay(served, aurl, req)
+            if reply.frame is not None:
+                return self._frame(served, reply, req)
+            return reply
+        except BadRequest as e:
+            return self._error(req, 400, "Bad request", str(e), served)
+        except CaptureNotFound as e:
+            log.info("%s: %s", coll, e)
+            return self._error(req, 404, "Not in the archive",
+                               f"{aurl.url} is not in the collection {coll}" +
+                               (f" near {aurl.timestamp}" if aurl.timestamp else ""), served)
+        except ArchiveError as e:
+            log.error("collection %r: %s", coll, e)
+            return self._error(req, 500, "Archive error", f"collection {coll!r}: {e}", served)
+
+    def _from_referrer(self, path: str, qs: str, req: Request) -> Optional[Reply]:
+        """A root-relative URL that escaped rewriting (``/img/a.png`` from a script) asked by a
+        replayed page: 307 to it under the page's collection, time and modifier, read from the
+        Referer (pywb does the same). None when the Referer is no archival URL of ours."""
+        ref = req.headers.get("referer", "")
+        own = req.host_prefix + req.app_prefix + "/"
+        if not ref.startswith(own):
+            return None
+        coll, sep, rest = ref[len(own):].partition("/")
+        if not sep or coll == "static":
+            return None
+        try:
+            if self.colls.get(unquote(coll)) is None:
+                return None
+            page = ArchivalUrl.parse(rest)
+        except (ArchiveError, ValueError):
+            return None
+        if not page.is_replay or not page.url.startswith(("http:", "https:")):
+            return None
+        parts = urlsplit(page.url)
+        target = f"{parts.scheme}://{parts.netloc}{path}" + ("?" + qs if qs else "")
+        mod = page.modifier if page.modifier not in ("", "mp_") else "mp_"
+        loc = own + coll + "/" + str(ArchivalUrl(target, page.timestamp, mod))
+        return Reply(307, [("Location", loc), ("Content-Length", "0")])
+
+    # ------------------------------------------------------------------ pages
+    def _error(self, req: Request, status: int, title: str, message: str, served: Optional[Served] = None) -> Reply:
+        crumbs = [(served.name, f"{req.app_prefix}/{quote(served.name)}/")] if served is not None else []
+        body = error_page(status, title, message, static=self.static_url(req), app_prefix=req.app_prefix,
+                          crumbs=crumbs)
+        return _html(status, body)
+
+    def _collections(self, req: Request) -> Reply:
+        names = self.colls.names()
+        bad: Dict[str, str] = {}
+        for n in names:
+            try:
+                self.colls.get(n)
+            except CollectionUnavailable as e:
+                bad[n] = str(e)
+        return _html(200, collections_page(names, app_prefix=req.app_prefix, static=self.static_url(req),
+                                           unavailable=bad))
+
+    def _home(self, served: Served, qs: str, req: Request) -> Reply:
+        coll_url = f"{req.app_prefix}/{quote(served.name)}/"
+        params = dict(parse_qsl(qs))
+        url = params.get("url", "").strip()
+        if url:   # the search form: to the captures (or URLs) page
+            match = params.get("matchType", "exact")
+            lo, hi = params.get("from", ""), params.get("to", "")
+            span = f"{lo}*{hi}" if (lo or hi) else "*"
+            if match == "prefix":
+                target = f"{span}/{url.rstrip('*')}*"
+            elif match in ("host", "domain"):
+                target = f"{span}/{url}"
+                return self._url_list(served, ArchivalUrl.parse(target), req, match)
+            else:
+                target = f"{span}/{url}"
+            return Reply(302, [("Location", coll_url + target), ("Content-Length", "0")])
+        return _html(200, home_page(served.name, coll_url=coll_url, app_prefix=req.app_prefix,
+                                    static=self.static_url(req)))
+
+    def _query_page(self, served: Served, aurl: ArchivalUrl, req: Request) -> Reply:
+        if aurl.type == "url_query":
+            return self._url_list(served, aurl, req, "prefix")
+        coll_url = f"{req.app_prefix}/{quote(served.name)}/"
+        full = f"{req.host_prefix}{coll_url}"
+        params: Dict[str, Any] = {"matchType": "exact", "allowFuzzy": "false"}
+        if aurl.timestamp:
+            params["from"] = aurl.timestamp
+        if aurl.end_timestamp:
+            params["to"] = aurl.end_timestamp
+        if aurl.modifier:   # pywb's output names: the CDX API's answer
+            out = {"timemap-link": "link", "json": "json", "cdxj": "cdxj", "link": "link"}.get(aurl.modifier)
+            if out is not None:
+                return self._cdx(served, "url=" + quote(aurl.url, safe="") + "&output=" + out +
+                                 "".join(f"&{k}={v}" for k, v in params.items() if k in ("from", "to")))
+        caps = self._query(served, aurl.url, **params)
+        return _html(200, captures_page(served.name, aurl.url, caps, full_prefix=full, coll_url=coll_url,
+                                        app_prefix=req.app_prefix, static=self.static_url(req)))
+
+    def _url_list(self, served: Served, aurl: ArchivalUrl, req: Request, match: str) -> Reply:
+        coll_url = f"{req.app_prefix}/{quote(served.name)}/"
+        full = f"{req.host_prefix}{coll_url}"
+        url = aurl.url.rstrip("*")
+        params: Dict[str, Any] = {"matchType": match, "allowFuzzy": "false", "limit": str(URL_LIST_LIMIT * 20)}
+        if aurl.timestamp:
+            params["from"] = aurl.timestamp
+        if aurl.end_timestamp:
+            params["to"] = aurl.end_timestamp
+        caps = self._query(served, url, **params)
+        urls = {c.url for c in caps}
+        return _html(200, urls_page(served.name, url, caps, full_prefix=full, coll_url=coll_url,
+                                    app_prefix=req.app_prefix, static=self.static_url(req),
+                                    more=len(caps) >= URL_LIST_LIMIT * 20 or len(urls) > URL_LIST_LIMIT))
+
+    def _query(self, served: Served, url: str, **params: Any) -> List[Any]:
+        index = served.loader.index
+        return list(index.query(url, **params)) if index is not None else []
+
+    def _frame(self, served: Served, reply: Reply, req: Request) -> Reply:
+        f = reply.frame
+        assert f is not None
+        url = str(f["url"])
+        ts = str(f["timestamp"])
+        full = str(f["full_prefix"])
+        resources: List[Tuple[str, str]] = []
+        index = served.loader.index
+        if index is not None and ts:
+            try:
+                shots = find_screenshots(index, url, closest=ts, prefixes=(SCREENSHOT_PREFIX,) + OTHER_PREFIXES)
+            except ArchiveError:
+                shots = []
+            for c in shots[:RESOURCES_SHOWN]:
+                kind = (c.url or "urn:screenshot:").split(":", 2)[1]
+                label = "screenshot" if kind == "screenshot" else f"{kind} screenshot"
+                resources.append((f"{label} ({human_date(c.timestamp)})",
+                                  full + str(ArchivalUrl(c.url or "", c.timestamp, "id_"))))
+        body = frame_page(coll=served.name, url=url, timestamp=ts, captures=f["captures"],
+                          content_url=str(f["content_url"]), full_prefix=full, static=self.static_url(req),
+                          coll_url=f"{req.app_prefix}/{quote(served.name)}/", banner=self.config.banner,
+                          sandboxed=not self.config.replay_host, resources=resources)
+        csp = f"{FRAME_CSP}; frame-src 'self'{' ' + self.config.replay_host if self.config.replay_host else ''}"
+        return _html(200, body, extra=[h for h in reply.headers if h[0].lower() != "content-type"] +
+                     [("Content-Security-Policy", csp)])
+
+    def _static_file(self, name: str, req: Request) -> Reply:
+        hit = self.static.files.get(name)
+        if hit is None:
+            return self._error(req, 404, "Not found", f"no static file {name!r}")
+        data, ctype = hit
+        return Reply(200, [("Content-Type", ctype), ("Content-Length", str(len(data))),
+                           ("Cache-Control", "public, max-age=3600")], iter([data]))
+
+    # ------------------------------------------------------------------ the CDX API and TimeMaps
+    def _cdx(self, served: Served, qs: str) -> Reply:
+        try:
+            ans: Answer = served.engine.answer(qs)
             body = b"".join(ans.body)
         except ArchiveError as e:   # an index damaged under the server: this request fails, not the server
-            log.error("collection %r: %s", coll, e)
-            await _message(500, f"collection {coll!r}: {e}")(scope, receive, send)
-            return
-        await send({"type": "http.response.start", "status": ans.status,
-                    "headers": [(b"content-type", ans.content_type.encode("latin-1")),
-                                (b"content-length", str(len(body)).encode("latin-1"))]})
-        await send({"type": "http.response.body", "body": body})
+            log.error("collection %r: %s", served.name, e)
+            return _json(500, f"collection {served.name!r}: {e}")
+        return Reply(ans.status, [("content-type", ans.content_type), ("content-length", str(len(body)))],
+                     iter([body]))
+
+    def _timemap(self, served: Served, rest: str, qs: str, req: Request) -> Reply:
+        """``timemap/FORM/[FROM[*TO]/]URL``: the TimeMap of URL (a page of it, from FROM)."""
+        form, _, target = rest.partition("/")
+        if form not in TIMEMAP_TYPES or not target:
+            return self._error(req, 404, "Not found", f"no TimeMap form {form!r} (link, json, cdxj)", served)
+        m = _RANGE.match(target)
+        lo, hi = (m.group(1), m.group(3) or "") if m else ("", "")
+        if m:
+            target = target[m.end():]
+        target += "?" + qs if qs else ""
+        try:
+            page = ArchivalUrl(target, lo, end_timestamp=hi, type="query")
+        except ArchivalUrlError as e:
+            return self._error(req, 400, "Bad URL", str(e), served)
+        full = f"{req.host_prefix}{req.app_prefix}/{served.name}/"
+        rw = UrlRewriter(page, full, full)
+        params: Dict[str, Any] = {"matchType": "exact", "allowFuzzy": "false"}
+        if lo:
+            params["from"] = lo
+        if hi:
+            params["to"] = hi
+        try:
+            caps = self._query(served, page.url, **params)
+        except ArchiveError as e:
+            return _json(500, f"collection {served.name!r}: {e}")
+        if form == "link":
+            body = timemap_link(caps, rw, replay_mod=self.replayer.replay_mod)
+        else:
+            body = (timemap_json if form == "json" else timemap_cdxj)(caps) or None
+        if not body:
+            return self._error(req, 404, "Not in the archive", f"{page.url} is not in the collection {served.name}",
+                               served)
+        # pywb answers its TimeMap route as a TimeGate would (Vary: accept-datetime): kept, harmless
+        head = timemap_headers(rw, form) + [("Vary", "accept-datetime"), ("Content-Length", str(len(body)))]
+        return Reply(200, head, iter([body]))
 
 
-def _message(status: int, message: str) -> Response:
-    return Response(json.dumps({"message": message}).encode("utf-8"), status,
-                    media_type="application/json; charset=utf-8")
+_RANGE = re.compile(r"([0-9]+)(\*([0-9]*))?/")
 
 
-def create_app(root: str) -> Starlette:
-    """A Starlette app serving the CDX API of every collection under root."""
-    return Starlette(routes=[Route("/{coll}/cdx", CdxEndpoint(Collections(root)), methods=["GET"])])
+def _html(status: int, body: bytes, extra: Optional[List[Tuple[str, str]]] = None) -> Reply:
+    h = [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body)))]
+    return Reply(status, h + (extra or []), iter([body]))
+
+
+def _json(status: int, message: str) -> Reply:
+    body = json.dumps({"message": message}).encode("utf-8")
+    return Reply(status, [("content-type", "application/json; charset=utf-8"), ("content-length", str(len(body)))],
+                 iter([body]))
+
+
+def create_app(root: Optional[str] = None, *, config: Union[None, str, ReplayConfig] = None,
+               **options: Any) -> ReplayApp:
+    """The ASGI app serving the collections under ``root`` and/or those of ``config`` (a
+    ReplayConfig, or the path of a pywb-style config.yaml); ``options`` set ReplayConfig's
+    fields (``framed_replay=False``, ``redirect_to_exact=True``, ``replay_host=...``)."""
+    conf = ReplayConfig.load(config) if isinstance(config, str) else (config or ReplayConfig())
+    if options:
+        conf = ReplayConfig(**{**conf.__dict__, **options})
+    return ReplayApp(Collections(root, conf), conf)
+
+
+__all__ = ["CollectionUnavailable", "Collections", "ReplayApp", "create_app", "query_string"]

@@ -1,0 +1,225 @@
+"""Replay over HTTP against pywb 2.10's, in one run, on the same collection (the corpus).
+
+    python bench/compare_replay.py [--corpus DIR] [--seconds 10] [--pages 500] [--json OUT]
+
+One collection is made of the corpus's ``*.warc.gz`` (``warchive add``, files linked) and
+the same WARCs are laid out for pywb (``collections/coll/archive`` linked, the index
+``warchive index -p`` writes, which is byte for byte cdxj-indexer's, as ``wb-manager add``
+would make it). Both servers run with ``framed_replay`` and ``redirect_to_exact`` on (pywb's
+default framing; the redirect makes (c) a redirect for both), on 127.0.0.1, each alone on
+the machine with wrk (``wrk -t2 -c50 -d SECONDS --latency``, a Lua script cycling through
+the paths, after a 2 s warm-up):
+
+  (a) mp_ HTML    ``/coll/TSmp_/URL`` of HTML pages (status 200), rewritten
+  (b) id_ image   ``/coll/TSid_/URL`` of images (status 200), as archived
+  (c) TimeGate    ``/coll/URL`` (307 to the latest memento)
+  (d) TimeMap     ``/coll/timemap/link/URL``
+
+Before loading, every path of each row is fetched once from each server and its status
+checked (200, or 307 for (c)): a server answering errors would be fast for nothing; a
+mismatch fails the run (exit 1). Nothing is asserted about time: targets print PASS or
+SHORT (>= 10 x pywb's requests/s for (a) and (b), at equal or lower p99).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "tests"))
+
+from compare_index import free_port, parse_wrk   # noqa: E402
+
+WRK_LUA = """
+local paths = {}
+for line in io.lines("%s") do paths[#paths + 1] = line end
+local i = 0
+request = function()
+  i = i %% #paths + 1
+  return wrk.format("GET", paths[i])
+end
+"""
+
+
+def build(corpus: Path, work: Path) -> Tuple[Path, Path, List[dict]]:
+    """(warchive root, pywb deployment, the captures as dicts)."""
+    from warchive.collection import Collection
+    warcs = sorted(str(p) for p in corpus.glob("*.warc.gz"))
+    if not warcs:
+        raise SystemExit(f"no *.warc.gz in {corpus} (bash ../shared/corpus/make_corpus.sh makes it)")
+    wroot = work / "warchive"
+    Collection.init(str(wroot / "coll")).add(warcs, link=True)
+    proot = work / "pywb"
+    (proot / "collections" / "coll" / "archive").mkdir(parents=True)
+    (proot / "collections" / "coll" / "indexes").mkdir(parents=True)
+    for w in warcs:
+        os.symlink(w, proot / "collections" / "coll" / "archive" / Path(w).name)
+    cdxj = proot / "collections" / "coll" / "indexes" / "index.cdxj"
+    subprocess.run([sys.executable, "-m", "warchive", "index", "-p", "--sort", "-o", str(cdxj), *warcs], check=True,
+                   env=dict(os.environ, PYTHONPATH=str(REPO / "src")))
+    (proot / "config.yaml").write_text(json.dumps({"collections_root": "collections", "framed_replay": True,
+                                                   "redirect_to_exact": True}))
+    caps = []
+    for line in cdxj.read_bytes().splitlines():
+        key, ts, js = line.split(b" ", 2)
+        f = json.loads(js)
+        f["timestamp"] = ts.decode()
+        caps.append(f)
+    return wroot, proot, caps
+
+
+def paths(caps: List[dict], n: int) -> Dict[str, List[str]]:
+    rnd = random.Random(7)
+    html = [c for c in caps if c.get("status") == "200" and c.get("mime") == "text/html" and "__wb_method" not in c["url"]]
+    img = [c for c in caps if c.get("status") == "200" and str(c.get("mime", "")).startswith("image/")]
+    urls = sorted({c["url"] for c in html})
+    rnd.shuffle(html)
+    rnd.shuffle(img)
+    rnd.shuffle(urls)
+    return {"(a) mp_ HTML": [f"/coll/{c['timestamp']}mp_/{c['url']}" for c in html[:n]],
+            "(b) id_ image": [f"/coll/{c['timestamp']}id_/{c['url']}" for c in img[:n]],
+            "(c) TimeGate": [f"/coll/{u}" for u in urls[:n]],
+            "(d) TimeMap": [f"/coll/timemap/link/{u}" for u in urls[:n]]}
+
+
+def _wait(port: int, proc: subprocess.Popen, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), 0.2):
+                return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not start")
+            time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def server(kind: str, root: Path) -> Iterator[str]:
+    port = free_port()
+    if kind == "warchive":
+        cmd = [sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", str(port),
+               "--redirect-to-exact"]
+        env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+        cwd = None
+    else:
+        cmd = [str(REPO / ".venv-pywb" / "bin" / "wayback"), "-p", str(port), "-b", "127.0.0.1"]
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+        cwd = str(root)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait(port, proc, kind)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **k):   # type: ignore[no-untyped-def]
+        return None
+
+
+def check(base: str, row: str, ps: Sequence[str]) -> List[str]:
+    """The paths of a row whose status is not what the row loads (200; 307 for the TimeGate)."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    want = 307 if row.startswith("(c)") else 200
+    bad = []
+    for p in ps:
+        try:
+            code = opener.open(base + p, timeout=30).status
+        except urllib.error.HTTPError as e:
+            code = e.code
+        if code != want:
+            bad.append(f"{p}: {code}")
+    return bad
+
+
+def wrk(base: str, ps: Sequence[str], seconds: int, work: Path) -> Dict:
+    pf = work / "paths.txt"
+    pf.write_text("".join(p + "\n" for p in ps))
+    script = work / "cycle.lua"
+    script.write_text(WRK_LUA % pf)
+    subprocess.run(["wrk", "-t2", "-c50", "-d2s", "-s", str(script), base], check=True, capture_output=True)
+    out = subprocess.run(["wrk", "-t2", "-c50", f"-d{seconds}s", "--latency", "-s", str(script), base],
+                         check=True, capture_output=True, text=True).stdout
+    return parse_wrk(out)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", default=os.environ.get("WARCHIVE_CORPUS", str(REPO / "corpus")))
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--pages", type=int, default=500, help="paths per row (cycled)")
+    ap.add_argument("--check", type=int, default=100, help="paths per row checked on each server first")
+    ap.add_argument("--json", help="write the figures here")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(REPO / "src"))
+    work = Path(tempfile.mkdtemp(prefix="compare-replay-"))
+    load = os.getloadavg()
+    bad: List[str] = []
+    results: Dict[str, Dict[str, Dict]] = {}
+    try:
+        wroot, proot, caps = build(Path(args.corpus), work)
+        rows = paths(caps, args.pages)
+        print(f"{args.corpus}: {len(caps):,} captures; {', '.join(f'{k} {len(v)} paths' for k, v in rows.items())}")
+        for kind, root in (("warchive", wroot), ("pywb", proot)):
+            with server(kind, root) as base:
+                for row, ps in rows.items():
+                    errs = check(base, row, ps[:args.check])
+                    if errs:
+                        bad.append(f"{kind} {row}: {len(errs)} of {min(len(ps), args.check)} checked: {errs[:3]}")
+                    r = wrk(base, ps, args.seconds, work)
+                    r.pop("raw", None)
+                    results.setdefault(row, {})[kind] = r
+        print(f"\nwrk -t2 -c50 -d{args.seconds}s, cycling over each row's paths; the server and wrk share 2 cores")
+        print(f"{'':16s} {'warchive req/s':>15s} {'p50 ms':>8s} {'p99 ms':>8s} {'pywb req/s':>11s} {'p50 ms':>8s} "
+              f"{'p99 ms':>8s} {'ratio':>7s}")
+        targets = []
+        for row, r in results.items():
+            w, p = r["warchive"], r["pywb"]
+            ratio = w["rps"] / p["rps"] if p["rps"] else float("inf")
+            print(f"{row:16s} {w['rps']:15,.0f} {w['p50_ms']:8.2f} {w['p99_ms']:8.2f} {p['rps']:11,.0f} "
+                  f"{p['p50_ms']:8.2f} {p['p99_ms']:8.2f} {ratio:6.1f}x")
+            for kind in ("warchive", "pywb"):
+                if r[kind]["non_2xx"] and not row.startswith("(c)"):
+                    bad.append(f"{kind} {row}: {r[kind]['non_2xx']} non-2xx/3xx answers under load")
+            if row[:3] in ("(a)", "(b)"):
+                targets.append((f"{row} >= 10 x pywb at p99 <= pywb's", ratio >= 10 and w["p99_ms"] <= p["p99_ms"],
+                                f"{ratio:.1f} x, p99 {w['p99_ms']:.1f} vs {p['p99_ms']:.1f} ms"))
+        after = os.getloadavg()
+        print(f"\nload average (1 min): {load[0]:.2f} before, {after[0]:.2f} after")
+        print("\ntargets")
+        for what, ok, val in targets:
+            print(f"  {'PASS ' if ok else 'SHORT'} {what}: {val}")
+        if bad:
+            print("\nCHECKS FAILED: " + "; ".join(bad))
+        if args.json:
+            Path(args.json).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "corpus": args.corpus,
+                                                   "loadavg_before_after": [load, after], "rows": results,
+                                                   "checks_failed": bad}, indent=1))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

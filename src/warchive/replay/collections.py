@@ -1,0 +1,162 @@
+"""The collections a server answers for: pywb's automatic ones under a root directory and the
+ones a configuration names, each opened once (its query engine and its capture loader) and
+reopened when its index files change.
+
+A collection whose index cannot be opened is ``CollectionUnavailable``, told once per change
+of its index files and remembered, so the server can answer 503 for it and serve the others.
+A name that is not a collection (hidden, with a separator, ``..``) is no collection: nothing
+here ever makes a path from a name it was not given by the directory listing or the config.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from ..errors import ArchiveError
+from ..index.query import Engine, Index, named_sources
+from .config import CollectionConfig, ReplayConfig
+from .load import CaptureLoader
+
+log = logging.getLogger("warchive.serve")
+
+
+class CollectionUnavailable(ArchiveError):
+    """A collection whose index cannot be opened (the message names it and says why)."""
+
+
+class Served:
+    """One collection being served: ``engine`` answers CDX queries, ``loader`` loads captures."""
+
+    def __init__(self, name: str, engine: Engine, loader: CaptureLoader) -> None:
+        self.name = name
+        self.engine = engine
+        self.loader = loader
+
+    def close(self) -> None:
+        try:
+            self.loader.close()
+        finally:
+            for s in self.engine.sources:
+                try:
+                    s.source.close()
+                except Exception:
+                    pass
+
+
+_Entry = Tuple[Tuple[Any, ...], Union[Served, CollectionUnavailable]]
+
+
+class Collections:
+    """The collections of a root directory (pywb's automatic layout: a directory with an
+    ``indexes/`` directory) and of a configuration; a configured name hides a directory of the
+    same name under the root."""
+
+    def __init__(self, root: Optional[str] = None, config: Optional[ReplayConfig] = None) -> None:
+        self.config = config or ReplayConfig()
+        root = root if root is not None else self.config.collections_root
+        self.root = os.path.abspath(root) if root is not None else None
+        self._cache: Dict[str, _Entry] = {}
+        self._lock = threading.Lock()
+
+    def names(self) -> List[str]:
+        """Every collection, in name order."""
+        found = set(self.config.collections)
+        if self.root is not None:
+            try:
+                entries = os.listdir(self.root)
+            except FileNotFoundError:
+                entries = []
+            found.update(n for n in entries
+                         if not n.startswith(".") and os.path.isdir(os.path.join(self.root, n, "indexes")))
+        return sorted(found)
+
+    def _where(self, coll: str) -> Optional[CollectionConfig]:
+        """The index paths of collection ``coll`` (None: no such collection)."""
+        if not coll or coll.startswith(".") or "/" in coll or "\\" in coll or "\0" in coll:
+            return None
+        conf = self.config.collections.get(coll)
+        if conf is not None:
+            return conf
+        if self.root is None:
+            return None
+        path = os.path.join(self.root, coll)
+        if not os.path.isdir(os.path.join(path, "indexes")):
+            return None
+        return CollectionConfig(coll, [path])
+
+    def get(self, coll: str) -> Optional[Served]:
+        """Collection ``coll`` opened (None when there is no such collection); raises
+        CollectionUnavailable when its index cannot be opened."""
+        where = self._where(coll)
+        if where is None:
+            return None
+        stamp = _stamp(where)
+        if stamp is None:
+            return None
+        with self._lock:
+            hit = self._cache.get(coll)
+            if hit is not None and hit[0] == stamp:
+                if isinstance(hit[1], CollectionUnavailable):
+                    raise hit[1]
+                return hit[1]
+            made: Union[Served, CollectionUnavailable]
+            try:
+                made = _open(where)
+            except (ArchiveError, OSError) as e:   # told once per change of its index files, then remembered
+                made = CollectionUnavailable(f"collection {coll!r} is unavailable: {e}")
+                log.error("%s", made)
+            old = self._cache.get(coll)
+            self._cache[coll] = (stamp, made)
+        if old is not None and isinstance(old[1], Served):
+            old[1].close()   # (requests still holding it finish with the files they have open)
+        if isinstance(made, CollectionUnavailable):
+            raise made
+        return made
+
+    def engine(self, coll: str) -> Optional[Engine]:
+        """The query engine of collection ``coll`` (as ``get``)."""
+        s = self.get(coll)
+        return s.engine if s is not None else None
+
+    def close(self) -> None:
+        with self._lock:
+            entries, self._cache = list(self._cache.values()), {}
+        for _, s in entries:
+            if isinstance(s, Served):
+                s.close()
+
+
+def _stamp(where: CollectionConfig) -> Optional[Tuple[Any, ...]]:
+    """What changes when a file is added to or removed from the collection's index (a
+    directory's mtime; a file's mtime and inode). None: the collection has gone."""
+    out: List[Any] = []
+    for p in where.index_paths:
+        idx = os.path.join(p, "indexes")
+        target = idx if os.path.isdir(idx) else p
+        try:
+            st = os.stat(target)
+        except FileNotFoundError:
+            if len(where.index_paths) == 1:
+                return None
+            out.append((target, None))
+            continue
+        out.append((target, st.st_mtime_ns, st.st_ino))
+    return tuple(out)
+
+
+def _open(where: CollectionConfig) -> Served:
+    sources, access, selectable = named_sources(where.index_paths, where.name)
+    engine = Engine(sources, access=access, selectable=selectable)
+    try:
+        loader = CaptureLoader(Index.of(engine), archive_paths=where.archive_paths or None)
+    except BaseException:
+        for s in sources:
+            s.source.close()
+        raise
+    return Served(where.name, engine, loader)
+
+
+__all__ = ["CollectionUnavailable", "Collections", "Served"]
