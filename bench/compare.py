@@ -103,13 +103,13 @@ def _job_warcio(paths: Sequence[str]) -> Dict:
     return {"seconds": time.perf_counter() - t, "records": n, "offset_sum": offsets}
 
 
-def _job_warchive_reader(paths: Sequence[str], payload: bool) -> Dict:
+def _job_warchive_reader(paths: Sequence[str], payload: bool, strict: bool = False) -> Dict:
     import warchive.warc as ww
 
     t = time.perf_counter()
     n = offsets = body = 0
     for p in paths:
-        with ww.open(p) as records:
+        with (ww.open(p, strict=True) if strict else ww.open(p)) as records:
             for rec in records:
                 n += 1
                 offsets += rec.offset
@@ -191,6 +191,7 @@ JOBS: Dict[str, Callable[..., Dict]] = {
     "warcio": _job_warcio,
     "warchive-reader": lambda p: _job_warchive_reader(p, payload=False),
     "warchive-reader-payload": lambda p: _job_warchive_reader(p, payload=True),
+    "warchive-reader-strict": lambda p: _job_warchive_reader(p, payload=False, strict=True),
     "warchive-index-skip": lambda p: _job_warchive_index(p, verify=False),
     "warchive-index-verify": lambda p: _job_warchive_index(p, verify=True),
     "warchive-index-skip-j2": lambda p: _job_warchive_index(p, verify=False, jobs=2),
@@ -300,12 +301,17 @@ def make_rows(paths: List[str], me: str, before: Optional[str] = None) -> List[R
         Row("  in-process index_paths, --verify, -j 1", "py", worker("warchive-index-verify")),
         Row("  in-process index_paths, skip-length, -j 2", "py", worker("warchive-index-skip-j2")),
         Row("  in-process index_paths, --verify, -j 2", "py", worker("warchive-index-verify-j2")),
+        Row("warchive index --strict, skip-length, -j 1", "cli", warchive("--strict"), out_kind="cdxj"),
+        Row("warchive index --strict, --verify, -j 1", "cli", warchive("--strict", "--verify"), out_kind="cdxj"),
+        Row("warchive.warc iteration, records, strict", "py", worker("warchive-reader-strict")),
         Row("  start-up: python alone", "cli", lambda out: [PY, "-c", "pass"]),
         Row("  start-up: python + warchive index's imports", "cli",
             lambda out: [PY, "-c", "import warchive.cli, warchive.cli.index"]),
     ]
     if before:   # the same warchive rows with another tree's interpreter, in the same rounds
         rows += [
+            Row("before: warchive.warc iteration, records", "py", worker("warchive-reader", before)),
+            Row("before: warchive.warc iteration, + payloads", "py", worker("warchive-reader-payload", before)),
             Row("before: warchive index, skip-length, -j 1", "cli", warchive(py=before), out_kind="cdxj"),
             Row("before: warchive index, --verify, -j 1", "cli", warchive("--verify", py=before), out_kind="cdxj"),
             Row("before: warchive index, skip-length, -j 2", "cli", warchive("-j", "2", py=before), out_kind="cdxj"),
@@ -386,7 +392,8 @@ def check_results(rows: Dict[str, Row], surt: Dict, keep: Dict[str, str], check:
 
     readers = ["fastwarc ArchiveIterator, records", "fastwarc ArchiveIterator, + payloads",
                "warcio ArchiveIterator, records", "warchive.warc iteration, records",
-               "warchive.warc iteration, + payloads"]
+               "warchive.warc iteration, + payloads", "warchive.warc iteration, records, strict"]
+    readers += [n for n in rows if n.startswith("before: warchive.warc iteration")]
     seen = {name: (same(name, "records"), same(name, "offset_sum")) for name in readers}
     check(len(set(map(str, seen.values()))) == 1 and all(len(a) == 1 for a, _ in seen.values()),
           "readers: same record count and offsets (fastwarc, warcio, warchive)", json.dumps(
@@ -565,6 +572,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             old = by_name.get(r.name.replace(name, "before: " + name))
             if old is not None and old.times and r.times:
                 print(f"  {name:52} {old.seconds:8.3f} -> {r.seconds:8.3f} s   {r.seconds / old.seconds:6.3f}x")
+    print("\nLenient (default) and --strict (strict / default, same rounds):")
+    for strict_name, default_name in (("warchive index --strict, skip-length, -j 1", "warchive index, skip-length, -j 1"),
+                                      ("warchive index --strict, --verify, -j 1", "warchive index, --verify, -j 1"),
+                                      ("warchive.warc iteration, records, strict", "warchive.warc iteration, records")):
+        a, b = by_name.get(strict_name), by_name.get(default_name)
+        if a is not None and b is not None and a.times and b.times:
+            print(f"  {default_name:52} {b.seconds:8.3f} -> {a.seconds:8.3f} s   {a.seconds / b.seconds:6.3f}x")
     print("\nChecks:")
     for c in check.items:
         print(f"  {'ok    ' if c['ok'] else 'FAILED'}  {c['what']}")
