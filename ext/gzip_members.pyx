@@ -21,7 +21,9 @@ from _lib.wa_common cimport WA_OK, WA_EOF, WA_E_IO, WA_E_NOMEM, WA_E_TRUNCATED, 
 from _lib.wa_gzip cimport *
 from _lib.wa_codec cimport wa_inflate_libs
 
+import io
 import os
+import stat
 
 from warchive.errors import GzipError, TruncatedError, ArchiveError
 
@@ -81,7 +83,7 @@ cdef class Reader:
     cdef object _exc
     cdef readonly object path
     cdef int fd
-    cdef bint own_fd
+    cdef bint own_fd, own_fobj
     cdef readonly int format
     cdef readonly int64_t start
     cdef readonly bint verify
@@ -94,9 +96,14 @@ cdef class Reader:
         self.verify = verify
         if isinstance(source, (str, bytes, os.PathLike)):
             self.path = os.fspath(source)
-            self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            self.own_fd = True
             self.start = 0 if offset is None else offset
+            if stat.S_ISREG(os.stat(self.path).st_mode):
+                self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                self.own_fd = True
+            else:   # a FIFO, /dev/stdin, a device: read forward (pread fails there with ESPIPE)
+                self._fobj = io.FileIO(self.path, "rb")
+                self.own_fobj = True
+                fn = _py_read
         else:
             self._fobj = source
             self.path = getattr(source, "name", None)
@@ -140,6 +147,8 @@ cdef class Reader:
             os.close(self.fd)
             self.fd = -1
             self.src.fd = -2  # any later read fails instead of reading another file
+        if self.own_fobj and self._fobj is not None:
+            self._fobj.close()
 
     cdef int _detect(self) except -1:
         cdef const uint8_t *p
@@ -200,6 +209,12 @@ cdef class Reader:
         """True when reads go through pread (a path, or a file object with a descriptor) and may go back;
         False for a stream read forward, which cannot come back to a member's start."""
         return self.src.fd >= 0
+
+    @property
+    def floor(self):
+        """The first offset that can still be read: 0 for a file; for a stream, what it still
+        holds of the bytes before the last offset asked for (about 68 KiB)."""
+        return self.src.base if self.src.fd < 0 else 0
 
     @property
     def size(self):

@@ -722,13 +722,16 @@ class BrokenFile:
     ``bad_offset`` is the start of the first bad gzip member or record (where
     an error must point); bytes ``[0, bad_offset)`` form a valid archive of
     the good records before it. ``expect`` is ``"raise"`` (reading must raise
-    an ArchiveError naming ``bad_offset``), ``"read"`` (the file is odd but
-    must be read like warcio reads it), ``"raise_or_read"`` (either is
-    acceptable; see ``what``), ``"shared_member"`` (records share a gzip
-    member: the reader yields them all, those in a shared member with
-    ``length`` None; the indexer cannot give them offsets and raises at
-    ``bad_offset``) or ``"empty"`` (nothing to read: no records, no error; the
-    indexer says so on stderr and writes nothing).
+    an ArchiveError naming ``bad_offset``), ``"recover"`` (a defect warcio
+    reads past, or gives up on where the next record can still be found: a
+    lenient reader yields ``records`` and reports ``defects``, a strict one
+    raises at ``bad_offset``), ``"raise_or_read"`` (either is acceptable; see
+    ``what``), ``"shared_member"`` (records share a gzip member: the reader
+    yields them all, those in a shared member with ``length`` None; the
+    indexer cannot give them offsets: it reports the member at ``bad_offset``
+    and leaves its records out, or raises there with --strict) or ``"empty"``
+    (nothing to read: no records, no error; the indexer says so on stderr and
+    writes nothing).
     """
     path: Path
     what: str
@@ -737,6 +740,9 @@ class BrokenFile:
     good_records: list = field(default_factory=list)   # [(rtype, uri)] before bad_offset
     offsets: list = field(default_factory=list)        # start of every chunk written, then the file size
     id: str = ""
+    records: list = field(default_factory=list)        # "recover": [(offset, length, rtype, uri)] of every record
+    defects: list = field(default_factory=list)        # "recover": [(offset, kind)] of every defect, in file order
+    injected: str = ""                                 # "recover": the defect class (see DEFECT_CLASSES)
 
 
 def _base_recs() -> list:
@@ -786,18 +792,20 @@ GARBAGE = b"\x00\x00GARBAGE between members \xde\xad\xbe\xef\n" * 3
 
 def write_garbage_between_members(directory) -> BrokenFile:
     """93 bytes of garbage (NULs, text, 0xdeadbeef; not gzip, not WARC) between the 3rd and 4th members;
-    ``bad_offset`` is the first garbage byte."""
-    return _broken_gz(directory, "garbage_between_members", write_garbage_between_members.__doc__,
-                      lambda m, r: m[:3] + [GARBAGE] + m[3:], 3)
+    ``bad_offset`` is the first garbage byte. warcio gives up there; a lenient reader reads on at the
+    next member."""
+    return _defective(directory, "garbage_between_members", write_garbage_between_members.__doc__,
+                      warc_pieces(_base_recs()), True, "garbage", 2, 4, ".warc.gz")
 
 
 def write_zero_length_member(directory) -> BrokenFile:
     """A gzip member that inflates to 0 bytes between the 3rd and 4th records.
     warcio reads every record; it counts the empty member into the NEXT
     record (offset = the empty member's start, length includes its 20 bytes).
-    ``bad_offset`` is the empty member's start; ``expect`` is ``read``."""
-    return _broken_gz(directory, "zero_length_member", write_zero_length_member.__doc__,
-                      lambda m, r: m[:3] + [gzip_member(b"")] + m[3:], 3, expect="read")
+    ``bad_offset`` is the empty member's start; a lenient reader reports it
+    and reads every record at the member that holds it."""
+    return _defective(directory, "zero_length_member", write_zero_length_member.__doc__,
+                      warc_pieces(_base_recs()), True, "empty_member", 2, 1, ".warc.gz")
 
 
 def write_two_records_one_member(directory) -> BrokenFile:
@@ -815,9 +823,10 @@ def write_single_member(directory) -> BrokenFile:
 
 
 def write_plain_record_in_gz(directory) -> BrokenFile:
-    """A .warc.gz whose 3rd record is written uncompressed between gzip members."""
-    return _broken_gz(directory, "plain_record_in_gz", write_plain_record_in_gz.__doc__,
-                      lambda m, r: m[:2] + [r[2].plain()] + m[3:], 2)
+    """A .warc.gz whose 3rd record is written uncompressed between gzip members (warcio reads it,
+    then gives up at the next member)."""
+    return _defective(directory, "plain_record_in_gz", write_plain_record_in_gz.__doc__,
+                      warc_pieces(_base_recs()), True, "plain_in_gz", 2, 1, ".warc.gz")
 
 
 def _broken_plain(directory, name, what, mutate, bad_index, expect="raise") -> BrokenFile:
@@ -839,16 +848,17 @@ def _set_content_length(rec: bytes, delta: int) -> bytes:
 
 
 def write_content_length_short(directory) -> BrokenFile:
-    """Plain WARC; the 3rd record's (200 response) Content-Length is 10 bytes too short."""
-    return _broken_plain(directory, "content_length_short", write_content_length_short.__doc__,
-                         lambda p: p[:2] + [_set_content_length(p[2], -10)] + p[3:], 2)
+    """Plain WARC; the 3rd record's (200 response) Content-Length is 10 bytes too short (warcio warns,
+    skips the one line left over and reads on)."""
+    return _defective(directory, "content_length_short", write_content_length_short.__doc__,
+                      warc_pieces(_base_recs()), False, "cl_short", 2, 10, ".warc")
 
 
 def write_content_length_long(directory) -> BrokenFile:
     """Plain WARC; the 3rd record's Content-Length is 30 bytes too long (it
-    swallows its CRLFCRLF and the next record's first line)."""
-    return _broken_plain(directory, "content_length_long", write_content_length_long.__doc__,
-                         lambda p: p[:2] + [_set_content_length(p[2], 30)] + p[3:], 2)
+    swallows its CRLFCRLF and the next record's first line; warcio gives up)."""
+    return _defective(directory, "content_length_long", write_content_length_long.__doc__,
+                      warc_pieces(_base_recs()), False, "cl_long", 2, 30, ".warc")
 
 
 def write_truncated_plain(directory) -> BrokenFile:
@@ -902,6 +912,326 @@ def write_not_a_warc_gz(directory) -> BrokenFile:
     return BrokenFile(path, write_not_a_warc_gz.__doc__, 0, "raise", [])
 
 
+# --------------------------------------------------------------------------- defects, injected
+
+class Piece:
+    """One record as bytes to rearrange: ``head`` (the WARC head with its blank line, or the
+    ARC first line), ``block`` (what the length counts: for an ARC filedesc record that is
+    the version block too), ``sep`` (what follows: CRLFCRLF, or LF for ARC)."""
+
+    def __init__(self, head: bytes, block: bytes, sep: bytes, rtype: str, uri: Optional[str], arc: bool) -> None:
+        self.head, self.block, self.sep = head, block, sep
+        self.rtype, self.uri, self.arc = rtype, uri, arc
+
+    @property
+    def declared(self) -> bytes:
+        if self.arc:
+            return self.head.rstrip(b"\r\n").rsplit(b" ", 1)[1]
+        for line in self.head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                return line.split(b":", 1)[1].strip()
+        raise ValueError("no Content-Length")
+
+    def with_length(self, value: bytes) -> "Piece":
+        """The same record with its length field set to value (the block unchanged)."""
+        if self.arc:
+            line = self.head.rstrip(b"\r\n").rsplit(b" ", 1)[0] + b" " + value + b"\n"
+            return Piece(line, self.block, self.sep, self.rtype, self.uri, True)
+        lines = self.head.split(b"\r\n")
+        for k, line in enumerate(lines):
+            if line.lower().startswith(b"content-length:"):
+                lines[k] = b"Content-Length: " + value
+        return Piece(b"\r\n".join(lines), self.block, self.sep, self.rtype, self.uri, False)
+
+    @property
+    def filedesc(self) -> bool:
+        return self.arc and self.head.startswith(b"filedesc://")
+
+    @property
+    def version_block(self) -> int:
+        """Bytes of an ARC filedesc record's version block (its first two lines), else 0."""
+        return len(b"".join(self.block.split(b"\n", 2)[:2])) + 2 if self.filedesc else 0
+
+    def read_length(self) -> int:
+        """The content length as warcio reads it: the length field (less the version block of
+        an ARC filedesc record); 0 when it is no number or negative."""
+        try:
+            n = int(self.declared)
+        except ValueError:
+            return 0
+        return max(n - self.version_block, 0)
+
+    def record_length(self) -> int:
+        """warcio's length of the record in a plain file: its head (with an ARC version block)
+        and its content as read, without the separator."""
+        return len(self.head) + self.version_block + self.read_length()
+
+    def plain(self) -> bytes:
+        return self.head + self.block + self.sep
+
+
+def warc_pieces(recs: list) -> list:
+    out = []
+    for r in recs:
+        p = r.plain()
+        i = p.index(b"\r\n\r\n") + 4
+        assert p.endswith(b"\r\n\r\n")
+        out.append(Piece(p[:i], p[i:-4], b"\r\n\r\n", r.rtype, r.uri, False))
+    return out
+
+
+def arc_pieces(records: list) -> list:
+    """Pieces of arc_records(): (bytes, rtype, uri) with bytes = line + content + LF."""
+    out = []
+    for b, t, u in records:
+        nl = b.index(b"\n") + 1
+        out.append(Piece(b[:nl], b[nl:-1], b"\n", t, u, True))
+    return out
+
+
+GARBAGE_LINES = [b"garbage line between records\r\n", b"\x00\x01\x02 binary junk \xff\xfe\n",
+                 b"<html>a page saved in the middle</html>\n<p>and more of it</p>\n"]
+GARBAGE_BYTES = GARBAGE_LINES + [b"\x00" * 64, GARBAGE]
+
+# The defect classes: name -> (files it applies to: "plain", "gz" or both, what it does)
+DEFECT_CLASSES = {
+    "cl_short": ("plain gz", "the length field K bytes too small (the last K bytes of the block, not all blank, "
+                             "are left over)"),
+    "cl_long": ("plain gz", "the length field K bytes too big (plain: it eats the separator and, for K beyond "
+                            "it, the start of the next record's head; gzip: it runs past the member's end)"),
+    "cl_invalid": ("plain gz", "Content-Length 'abc' (read as 0: the block is left over); WARC only"),
+    "sep_missing": ("plain gz", "no separator after the record"),
+    "sep_lf": ("plain gz", "LF LF instead of CRLFCRLF; WARC only"),
+    "sep_extra": ("plain gz", "one blank line more after the separator"),
+    "garbage": ("plain gz", "bytes that are no record after the record (GARBAGE_LINES / GARBAGE_BYTES [K])"),
+    "empty_member": ("gz", "an empty gzip member after the record"),
+    "blank_member": ("gz", "a gzip member holding only CRLF after the record"),
+    "plain_in_gz": ("gz", "the record written uncompressed between the members"),
+    "split": ("gz", "the record's head in one member, its block and separator in the next (read across them)"),
+    "arc_version_block": ("plain gz", "the filedesc:// length one byte short of its version block "
+                                      "(IA's ARC writers); ARC, the first record only"),
+}
+
+
+def _next_head_room(pieces: list, i: int) -> int:
+    """How far into the next record's head a Content-Length too big may end so that the lines
+    after it are still lines of that record (its head, or for ARC its content), no record."""
+    nxt = pieces[i + 1]
+    if nxt.arc:   # inside its first line, before the LF; its content must begin with no record
+        ok = bool(nxt.block.strip()) and not nxt.block.startswith((b"http:", b"https:", b"WARC/", b"filedesc:"))
+        return len(nxt.head) - 1 if ok else 0
+    last = nxt.head[:-4].rsplit(b"\r\n", 1)[-1]   # before its last header line
+    return len(nxt.head) - 4 - len(last)
+
+
+def defect_applies(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> bool:
+    """Can defect kind be injected at record i (with amount k) so that it reads as its class says?"""
+    if kind not in DEFECT_CLASSES or ("gz" if gz else "plain") not in DEFECT_CLASSES[kind][0].split():
+        return False
+    p = pieces[i]
+    last = i == len(pieces) - 1
+    if kind in ("cl_short", "cl_long", "cl_invalid") and p.filedesc:
+        return False   # its length is arc_version_block's business
+    if kind == "cl_short":
+        return 1 <= k <= len(p.block) and bool(p.block[-k:].strip())
+    if kind == "cl_long":
+        if gz:
+            return k >= 1
+        return not last and 1 <= k < len(p.sep) + _next_head_room(pieces, i)
+    if kind in ("cl_invalid", "sep_lf"):
+        return not p.arc and (kind == "sep_lf" or not p.block or p.block[:1] not in b" \t\r\n")
+    if kind == "plain_in_gz":
+        return i >= 1
+    if kind == "split":
+        return bool(p.block.strip()) and not p.block.lstrip().startswith((b"WARC/", b"http:", b"https:"))
+    if kind == "arc_version_block":
+        return p.arc and p.head.startswith(b"filedesc://") and i == 0
+    if kind == "garbage":
+        return 0 <= k < len(GARBAGE_LINES if not gz else GARBAGE_BYTES)
+    return True
+
+
+def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> tuple:
+    """The bytes of pieces (plain or a gzip member each) with defect kind injected at record i,
+    and what a lenient reader must find, from how they were built: (data, records, defects,
+    offsets) with records [(offset, length, rtype, uri)] (length None: the member's size) and
+    defects [(offset, kind)]."""
+    assert defect_applies(pieces, gz, kind, i, k), (kind, i, k)
+    chunks: list = []   # (bytes, (rtype, uri, length or None) or None, defect kind or None)
+
+    def rec(p: Piece, data: bytes, defect: Optional[str] = None, plain: bool = False) -> None:
+        length = p.record_length() if (not gz or plain) else None
+        chunks.append((data, (p.rtype, p.uri, length), defect))
+
+    for j, p in enumerate(pieces):
+        if j != i:
+            rec(p, gzip_member(p.plain()) if gz else p.plain())
+            continue
+        wrap = gzip_member if gz else (lambda b: b)
+        if kind == "cl_short":
+            q = p.with_length(str(int(p.declared) - k).encode())
+            rec(q, wrap(q.plain()), "content-length")
+        elif kind == "cl_long":
+            q = p.with_length(str(int(p.declared) + k).encode())
+            rec(q, wrap(q.plain()), "content-length" if gz or k > len(p.sep) else "separator")
+        elif kind == "cl_invalid":
+            q = p.with_length(b"abc")
+            rec(q, wrap(q.plain()), "content-length")
+        elif kind == "sep_missing":
+            rec(p, wrap(p.head + p.block), "separator")
+        elif kind == "sep_lf":
+            rec(p, wrap(p.head + p.block + b"\n\n"), "separator")
+        elif kind == "sep_extra":
+            extra = b"\n" if p.arc else b"\r\n"
+            if gz:
+                rec(p, gzip_member(p.plain() + extra), "separator")
+            else:
+                rec(p, p.plain())
+                chunks.append((extra, None, "blank-lines"))
+        elif kind == "garbage":
+            rec(p, wrap(p.plain()))
+            chunks.append(((GARBAGE_BYTES if gz else GARBAGE_LINES)[k], None, "garbage"))
+        elif kind in ("empty_member", "blank_member"):
+            rec(p, gzip_member(p.plain()))
+            chunks.append((gzip_member(b"" if kind == "empty_member" else b"\r\n"), None, "empty-member"))
+        elif kind == "plain_in_gz":
+            rec(p, p.plain(), "plain-record", plain=True)
+        elif kind == "split":   # one chunk: the record's length covers both members
+            rec(p, gzip_member(p.head) + gzip_member(p.block + p.sep), "split-record")
+        elif kind == "arc_version_block":
+            q = p.with_length(str(p.version_block - 1).encode())
+            rec(q, wrap(q.plain()), "arc-version-block")
+    data, pos = b"", 0
+    records, defects, offsets = [], [], []
+    for b, r, d in chunks:
+        offsets.append(pos)
+        if r is not None:
+            records.append((pos, r[2] if r[2] is not None else len(b), r[0], r[1]))
+        if d is not None:
+            defects.append((pos, d))
+        data += b
+        pos += len(b)
+    return data, records, defects, offsets + [pos]
+
+
+def _defective(directory, name: str, what: str, pieces: list, gz: bool, kind: str, i: int, k: int = 1,
+               ext: str = "") -> BrokenFile:
+    data, records, defects, offsets = inject_defect(pieces, gz, kind, i, k)
+    path = Path(directory) / (name + ext)
+    path.write_bytes(data)
+    bad = defects[0][0]
+    return BrokenFile(path, what, bad, "recover", [(t, u) for o, _, t, u in records if o < bad], offsets,
+                      records=records, defects=defects, injected=kind)
+
+
+def _warc_defect(name: str, gz: bool, kind: str, i: int, k: int, what: str):
+    def writer(directory) -> BrokenFile:
+        return _defective(directory, name, what, warc_pieces(_base_recs()), gz, kind, i, k,
+                          ".warc.gz" if gz else ".warc")
+    writer.__name__ = "write_" + name + ("_gz" if gz else "")
+    writer.__doc__ = what
+    return writer
+
+
+def _arc_defect(name: str, gz: bool, kind: str, i: int, k: int, what: str):
+    def writer(directory) -> BrokenFile:
+        return _defective(directory, name, what, arc_pieces(arc_records(name + ".arc")), gz, kind, i, k,
+                          ".arc.gz" if gz else ".arc")
+    writer.__name__ = "write_" + name + ("_arc_gz" if gz else "_arc")
+    writer.__doc__ = what
+    return writer
+
+
+# name, files (p: plain, g: gzip), class, record, amount, what
+DEFECTIVE_WARCS = [
+    ("content_length_short_lines", "p", "cl_short", 2, 100,
+     "the 200 response's Content-Length 100 too small: two lines of HTML are left over (warcio gives up)"),
+    ("content_length_slightly_long", "p", "cl_long", 2, 2,
+     "the 200 response's Content-Length 2 too big: it eats the CRLF of its separator (warcio reads on silently)"),
+    ("content_length_invalid", "pg", "cl_invalid", 3, 1, "the 404 response's Content-Length is 'abc'"),
+    ("content_length_short_member", "g", "cl_short", 2, 10, "the 200 response's Content-Length 10 too small "
+                                                            "in its member (warcio warns and reads on)"),
+    ("content_length_long_member", "g", "cl_long", 2, 30, "the 200 response's Content-Length 30 too big: "
+                                                          "it runs past its gzip member (warcio is silent)"),
+    ("no_separator", "pg", "sep_missing", 1, 1, "the request not followed by CRLFCRLF"),
+    ("lf_separator", "pg", "sep_lf", 1, 1, "the request followed by LF LF instead of CRLFCRLF"),
+    ("extra_blank_line", "pg", "sep_extra", 1, 1, "one CRLF more after the request's CRLFCRLF"),
+    ("garbage_between_records", "p", "garbage", 1, 2, "two lines of HTML between the request and the response"),
+    ("trailing_garbage", "pg", "garbage", 4, 1, "junk bytes after the last record"),
+    ("blank_member", "g", "blank_member", 1, 1, "a gzip member holding only CRLF after the request"),
+    ("split_record", "g", "split", 2, 1, "the 200 response's head in one gzip member, the rest in the next "
+                                         "(warcio gives up; the record is read across both)"),
+]
+DEFECTIVE_ARCS = [
+    ("ia_version_block", "pg", "arc_version_block", 0, 1,
+     "ARC whose filedesc:// length is one byte short of its version block, as IA's ARC writers wrote them"),
+    ("arc_length_short", "pg", "cl_short", 2, 10, "the 404 record's length 10 too small (warcio warns, reads on)"),
+    ("arc_length_long", "p", "cl_long", 2, 1, "the 404 record's length 1 too big: it eats its LF (warcio gives up)"),
+    ("arc_length_long_member", "g", "cl_long", 2, 20, "the 404 record's length 20 too big: past its member"),
+    ("arc_no_separator", "pg", "sep_missing", 1, 1, "the 200 record not followed by LF"),
+    ("arc_garbage", "p", "garbage", 1, 0, "a line that is no record between two ARC records"),
+]
+
+
+def write_arc_bad_lengths(directory) -> BrokenFile:
+    """ARC whose records have no content and lengths that are no lengths: -1 (the filedesc:// record
+    too) and 'abc', dates of 18 digits (as pywb's test files have them). warcio reads all three
+    as records of no content."""
+    vb = b"1 0 warcgen\nURL IP-address Archive-date Content-type Archive-length\n"
+    chunks = [b"filedesc://arc_bad_lengths.arc 127.0.0.1 20140301000000 text/plain -1\n" + vb + b"\n",
+              b"http://example.com/ 93.184.216.119 201404010000000000 text/html -1\n\n",
+              b"http://example.com/ 93.184.216.119 201404010000000000 text/html abc\n"]
+    path = Path(directory) / "arc_bad_lengths.arc"
+    offs = _write(path, chunks)
+    records = [(offs[0], len(chunks[0]) - 1, "warcinfo", None),
+               (offs[1], len(chunks[1]) - 1, "response", "http://example.com/"),
+               (offs[2], len(chunks[2]), "response", "http://example.com/")]
+    defects = [(offs[0], "content-length"), (offs[1], "content-length"), (offs[2], "content-length")]
+    return BrokenFile(path, write_arc_bad_lengths.__doc__, 0, "recover", [], offs, records=records,
+                      defects=defects, injected="cl_invalid")
+
+
+def _lf_only(directory, gz: bool) -> BrokenFile:
+    """A WARC written with LF alone: every head line ends with LF, and every record is followed
+    by LF LF, as pywb's sample_archive/warcs/example-extra.warc is (warcio reads it silently)."""
+    chunks, meta = [], []
+    for p in warc_pieces(_base_recs()):
+        head = p.head.replace(b"\r\n", b"\n")
+        data = head + p.block + b"\n\n"
+        chunks.append(gzip_member(data) if gz else data)
+        meta.append((p.rtype, p.uri, len(head) + len(p.block)))
+    path = Path(directory) / ("lf_only.warc" + (".gz" if gz else ""))
+    offs = _write(path, chunks)
+    records = [(o, n if not gz else e - o, t, u) for o, e, (t, u, n) in zip(offs, offs[1:], meta)]
+    return BrokenFile(path, _lf_only.__doc__, 0, "recover", [], offs, records=records,
+                      defects=[(o, "separator") for o in offs[:-1]], injected="sep_lf")
+
+
+def write_lf_only(directory) -> BrokenFile:
+    return _lf_only(directory, False)
+
+
+def write_lf_only_gz(directory) -> BrokenFile:
+    return _lf_only(directory, True)
+
+
+def _defective_writers() -> list:
+    out = []
+    for name, files, kind, i, k, what in DEFECTIVE_WARCS:
+        out += [_warc_defect(name, f == "g", kind, i, k, what) for f in files]
+    for name, files, kind, i, k, what in DEFECTIVE_ARCS:
+        out += [_arc_defect(name, f == "g", kind, i, k, what) for f in files]
+    return out + [write_arc_bad_lengths, write_lf_only, write_lf_only_gz]
+
+
+def _defective_names() -> list:
+    out = []
+    for table, exts in ((DEFECTIVE_WARCS, (".warc", ".warc.gz")), (DEFECTIVE_ARCS, (".arc", ".arc.gz"))):
+        for name, files, *_ in table:
+            out += [name + (exts[1] if f == "g" else exts[0]) for f in files]
+    return out + ["arc_bad_lengths.arc", "lf_only.warc", "lf_only.warc.gz"]
+
+
 # --------------------------------------------------------------------------- catalogue
 
 VALID_SET_WRITERS = [write_get_pairs, write_chunked, write_gzip_encoding, write_odd_status, write_post_put,
@@ -912,7 +1242,7 @@ BROKEN_WRITERS = [write_truncated_gzip, write_truncated_gzip_header, write_bad_c
                   write_garbage_between_members, write_zero_length_member, write_two_records_one_member,
                   write_single_member, write_plain_record_in_gz, write_content_length_short,
                   write_content_length_long, write_truncated_plain, write_control_bytes_header,
-                  write_empty, write_not_a_warc, write_not_a_warc_gz]
+                  write_empty, write_not_a_warc, write_not_a_warc_gz] + _defective_writers()
 
 
 def valid_names() -> list:
@@ -929,7 +1259,13 @@ def broken_names() -> list:
             "garbage_between_members.warc.gz", "zero_length_member.warc.gz", "two_records_one_member.warc.gz",
             "single_member.warc.gz", "plain_record_in_gz.warc.gz", "content_length_short.warc",
             "content_length_long.warc", "truncated_plain.warc", "control_bytes_header.warc",
-            "empty.warc.gz", "not_a_warc.warc", "not_a_warc_gz.warc.gz"]
+            "empty.warc.gz", "not_a_warc.warc", "not_a_warc_gz.warc.gz"] + _defective_names()
+
+
+def recover_names() -> list:
+    """The broken files with defects a lenient reader reads past (``expect == "recover"``)."""
+    return ["garbage_between_members.warc.gz", "zero_length_member.warc.gz", "plain_record_in_gz.warc.gz",
+            "content_length_short.warc", "content_length_long.warc"] + _defective_names()
 
 
 # --------------------------------------------------------------------------- URLs for SURT options

@@ -12,7 +12,10 @@
  * it stops with WA_SLOW and `slow_off` = the record's offset, having written
  * nothing for it; the Python reference (warchive.index.cdx) indexes that record
  * and calls back with the offset of the next one. Lines are therefore always
- * in file order and each record is indexed exactly once.
+ * in file order and each record is indexed exactly once. Defects that warcio
+ * reads past (a wrong Content-Length, missing or extra blank lines, bytes that
+ * are no record) are declined the same way: the reference reads the record
+ * leniently and reports the defect, so a file reads alike by both paths.
  */
 #ifndef WA_CDX_H
 #define WA_CDX_H
@@ -342,17 +345,6 @@ static int wa_ix_emit(wa_indexer *x, const wa_head *wh, const wa_head *hh, int64
     return WA_OK;
 }
 
-/* Only ASCII whitespace in p[0..n)? 1 yes, 0 no (something else), -1 undecidable byte-wise. */
-static int wa_ix_blank(const uint8_t *p, size_t n) {
-    for (size_t k = 0; k < n; k++) {
-        uint8_t c = p[k];
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f') continue;
-        if (c >= 0x80 || (c >= 0x1c && c <= 0x1f)) return -1;
-        return 0;
-    }
-    return 1;
-}
-
 static int wa_ix_slow(wa_indexer *x, int64_t off) {
     x->slow_off = off;
     x->pos = off;
@@ -454,7 +446,10 @@ static int wa_ix_member(wa_indexer *x) {
             return wa_ix_gzfail(x, rc, off);
         if (g->produced < content_end) return wa_ix_slow(x, off); /* truncated content */
         if (g->out_len != g->produced) return wa_ix_slow(x, off); /* tail not kept: big member */
-        if (wa_ix_blank(g->out + content_end, g->produced - content_end) != 1) return wa_ix_slow(x, off);
+        /* the record ends its member with exactly CRLFCRLF; anything else is a defect that the
+         * Python reference reports (missing or extra blank lines, a wrong Content-Length) */
+        if (g->produced - content_end != 4 || memcmp(g->out + content_end, "\r\n\r\n", 4) != 0)
+            return wa_ix_slow(x, off);
     }
     if (g->out != base) { /* the output buffer moved: re-point the spans */
         ptrdiff_t d = g->out - base;
@@ -526,39 +521,17 @@ static int wa_ix_plain(wa_indexer *x) {
         if (rc == WA_SLOW) return wa_ix_slow(x, off);
         if (rc != WA_OK) return rc;
     }
-    /* blank lines after the record; the first line must be blank */
+    /* exactly CRLFCRLF after the record: anything else (no blank line, more or fewer blank lines,
+     * the file ending first) is a defect for the Python reference to report, and so is whatever
+     * other than a record follows (the next call declines it) */
     int64_t q = off + len;
-    int first = 1;
-    for (;;) {
-        if ((rc = wa_src_get(&x->src, q, 4096, &p, &avail)) != WA_OK) return rc;
-        if (avail == 0) break;
-        size_t i = 0;
-        int stop = 0;
-        while (i < avail) {
-            const uint8_t *nl = wa_find_nl(p + i, avail - i);
-            size_t le = nl ? (size_t)(nl - p) + 1 : avail;
-            if (!nl && avail >= 4096) break; /* read the line again from its start */
-            int b = wa_ix_blank(p + i, le - i);
-            if (b < 0 || (b == 0 && first)) { /* undecidable, or no blank line after the record */
-                x->out_len = mark;
-                x->n_lines = lines;
-                return wa_ix_slow(x, off);
-            }
-            first = 0;
-            if (b == 0) {
-                stop = 1;
-                break;
-            }
-            i = le;
-        }
-        if (i == 0 && !stop) { /* one line longer than the window */
-            x->out_len = mark;
-            x->n_lines = lines;
-            return wa_ix_slow(x, off);
-        }
-        q += (int64_t)i;
-        if (stop || avail < 4096) break;
+    if ((rc = wa_src_get(&x->src, q, 4, &p, &avail)) != WA_OK) return rc;
+    if (avail < 4 || memcmp(p, "\r\n\r\n", 4) != 0) {
+        x->out_len = mark;
+        x->n_lines = lines;
+        return wa_ix_slow(x, off);
     }
+    q += 4;
     x->n_records++;
     x->pos = q;
     return WA_OK;

@@ -93,8 +93,10 @@ static int wa_src_fill(wa_source *s, size_t want) {
 }
 
 /* Bytes a stream keeps before the offset asked for: ISA-L reads up to 8 + 328 bytes past a
- * member's end, and the trailer is read back from there. */
-#define WA_SRC_HISTORY 1024
+ * member's end, and the trailer is read back from there; and the record reader, when a plain
+ * record's Content-Length proves wrong, looks for the next record from up to 64 KiB before
+ * where the record was said to end (warchive.warc.framing.LOOKBACK), on streams as on files. */
+#define WA_SRC_HISTORY (68u << 10)
 
 /* Make bytes [off, off+want) available: *p points at offset off, *avail is how
  * many bytes are there (>= want unless the input ends first; capped by maxcap). */

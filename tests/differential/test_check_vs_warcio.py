@@ -183,6 +183,8 @@ REAL_DEFECTS = [
      "warcio compares a block digest after the last byte of the block, so never for an empty one"),
     (r"^WARC-Block-Digest \S+ does not match the block", "warcio checks no digest of a revisit"),
     (r"^(no WARC-(Type|Record-ID|Date)|invalid WARC-Date)", "warcio checks no mandatory field"),
+    (r"^(content-length|separator|blank-lines|garbage|empty-member|plain-record|split-record): ",
+     "warcio warns about a framing defect it reads past (or reads past it silently) but passes the file"),
 ]
 
 
@@ -239,7 +241,10 @@ def test_check_vs_warcio(archive):
             assert run.returncode == 1, (theirs, run.stderr)
             return
     # warcio passes the file (or fails only digests that are right): so do we, but for real defects
+    wrong_length = {p.offset for p in ours if p.message.startswith("content-length: ")}
     for p in ours:
+        if p.offset in wrong_length and re.match(r"WARC-(Block|Payload)-Digest \S+ does not match", p.message):
+            continue   # the block read is not the one digested: its Content-Length is wrong (named too)
         assert real_defect(p, theirs.records.get(p.offset)) is not None, (p, theirs.records.get(p.offset))
 
 

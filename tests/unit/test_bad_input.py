@@ -1,24 +1,32 @@
 """Broken and hostile files: warchive reports them precisely and loses nothing before them.
 
 For each file of ``warcgen.generate_broken`` (see its ``what``):
-- ``warchive.warc.open`` yields exactly the records before the damage (as
-  warcio reads the undamaged prefix ``[0, bad_offset)``), then raises an
-  ``ArchiveError`` child whose message names the path and ``at byte
-  <bad_offset>``, where ``bad_offset`` is where the bad member/record starts,
-  known from how the file was built;
-- ``warchive index --skip-errors`` exits 0 (unless not one record could be
-  read), writes the good records' lines as cdxj-indexer writes them for the
-  undamaged prefix, and reports the bad record on stderr;
+- ``expect == "raise"``: ``warchive.warc.open`` yields exactly the records
+  before the damage (as warcio reads the undamaged prefix ``[0,
+  bad_offset)``), then raises an ``ArchiveError`` child whose message names
+  the path and ``at byte <bad_offset>``, where ``bad_offset`` is where the bad
+  member/record starts, known from how the file was built; ``warchive index
+  --skip-errors`` exits 0 (unless not one record could be read), writes the
+  good records' lines as cdxj-indexer writes them for the undamaged prefix,
+  and reports the bad record on stderr;
+- ``expect == "recover"`` (a defect warcio reads past, or gives up on where the
+  next record can still be found): the lenient reader yields every record the
+  file was built with (``records``) and reports each defect once, at the byte
+  it was built at (``defects``); with ``strict=True`` it raises at the first
+  defect after yielding the records before it; ``warchive index`` exits 0
+  with one warning per defect, ``warchive index --strict`` exits 1 naming
+  the first (the lines themselves are diffed against cdxj-indexer's in
+  tests/differential/test_cdxj_vs_cdxj_indexer.py);
 - nothing crashes the interpreter or hangs: the reader runs in a subprocess
   with a timeout.
 
 Records that share a gzip member (a whole-file gzip, or two records in one
 member) are read by the reader (those in a shared member have ``length``
-None), but the indexer cannot give them offsets: it raises at the member (or,
-with --skip-errors, reports it and goes on). An empty file holds nothing: no
-records, no error; the indexer says so on stderr.
+None), but the indexer cannot give them offsets: it reports the member and
+leaves its records out (with --strict it fails there). An empty file holds
+nothing: no records, no error; the indexer says so on stderr.
 
-The zero-length gzip member is not an error: every record is read. There
+The zero-length gzip member is a defect read past: every record is read. There
 warchive must DIFFER from warcio: warcio counts the empty 20-byte member into
 the next record (offset = the empty member, length + 20), and its own loader
 cannot read a record at that offset (EOFError, see
@@ -46,11 +54,13 @@ _CHILD = r"""
 import json, sys
 import warchive.warc as ww
 from warchive.errors import ArchiveError
+strict = sys.argv[1] == "strict"
 results = []
-for path in sys.argv[1:]:
-    out = {"records": [], "error": None}
+for path in sys.argv[2:]:
+    out = {"records": [], "error": None, "defects": []}
     try:
-        with ww.open(path) as reader:
+        with ww.open(path, strict=strict, on_defect=lambda d: out["defects"].append([d.offset, d.kind, str(d)])) \
+                as reader:
             for rec in reader:
                 off, t, u = rec.offset, rec.type, rec.target_uri
                 out["records"].append([off, rec.length, t, u])
@@ -61,15 +71,19 @@ print(json.dumps(results))
 """
 
 
-def read_many_with_warchive(paths):
+def read_many_with_warchive(paths, strict=False, defects=None):
     """[(records, error)] from warchive's reader for each path, run in one child process
-    (a crash or hang fails the test, not the session)."""
-    res = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _CHILD, *map(str, paths)],
-                         capture_output=True, timeout=TIMEOUT)
+    (a crash or hang fails the test, not the session); with defects (a list), the defects
+    reported for each path, [(offset, kind, message)], are appended to it."""
+    res = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _CHILD, "strict" if strict else "lenient",
+                          *map(str, paths)], capture_output=True, timeout=TIMEOUT)
     err = res.stderr.decode("utf-8", "replace")
     assert res.returncode >= 0, f"reader process killed by signal {-res.returncode}:\n{err}"
     assert res.returncode == 0, f"reader process failed (exit {res.returncode}):\n{err}"
-    return [([tuple(r) for r in d["records"]], d["error"]) for d in json.loads(res.stdout)]
+    got = json.loads(res.stdout)
+    if defects is not None:
+        defects.extend([[tuple(x) for x in d["defects"]] for d in got])
+    return [([tuple(r) for r in d["records"]], d["error"]) for d in got]
 
 
 def names_byte(text: str, offset: int) -> bool:
@@ -77,8 +91,8 @@ def names_byte(text: str, offset: int) -> bool:
     return re.search(rf"at byte {offset}(?!\d)", text) is not None
 
 
-def read_with_warchive(path):
-    return read_many_with_warchive([path])[0]
+def read_with_warchive(path, strict=False, defects=None):
+    return read_many_with_warchive([path], strict, defects)[0]
 
 
 def _prefix_copy(bf, tmp_path):
@@ -96,14 +110,6 @@ def _expected_good(bf, tmp_path, warcio_list):
     return good
 
 
-def _expected_zero_member_listing(bf, warcio_list):
-    """Every record at the start of the member that holds it; types and URIs as warcio reads them."""
-    full = warcio_list(bf.path)
-    spans = [(o, e - o) for o, e in zip(bf.offsets, bf.offsets[1:]) if o != bf.bad_offset]
-    assert len(spans) == len(full)
-    return [(o, n, t, u) for (o, n), (_, _, t, u) in zip(spans, full)]
-
-
 def _assert_error_names_place(error, bf):
     assert error is not None, f"{bf.id}: no error raised ({bf.what})"
     assert error["is_archive_error"], f"{bf.id}: raised {error['type']}, not an ArchiveError: {error['str']}"
@@ -114,11 +120,16 @@ def _assert_error_names_place(error, bf):
 
 def test_reader_stops_at_the_damage(broken_archive, tmp_path, warcio_list):
     bf = broken_archive
-    records, error = read_with_warchive(bf.path)
-    if bf.expect == "read":
-        assert error is None, f"{bf.id}: {error}"
-        assert records == _expected_zero_member_listing(bf, warcio_list)
+    said: list = []
+    records, error = read_with_warchive(bf.path, defects=said)
+    if bf.expect == "recover":
+        assert error is None, f"{bf.id}: a defect read past is no error: {error}"
+        assert records == bf.records, f"{bf.id}: {records}"
+        assert [(o, k) for o, k, _ in said[0]] == bf.defects, f"{bf.id}: {said[0]}"
+        for off, _, msg in said[0]:
+            assert str(bf.path) in msg and names_byte(msg, off), msg
         return
+    assert said == [[]], f"{bf.id}: {said}"
     if bf.expect == "empty":
         assert (records, error) == ([], None), f"{bf.id}: an empty file holds no records and no error"
         return
@@ -132,6 +143,16 @@ def test_reader_stops_at_the_damage(broken_archive, tmp_path, warcio_list):
         return
     _assert_error_names_place(error, bf)
     assert records == good, f"{bf.id}: records before byte {bf.bad_offset} must be yielded intact"
+
+
+def test_strict_reader_raises_at_the_first_defect(broken_archive, tmp_path, warcio_list):
+    bf = broken_archive
+    if bf.expect != "recover":
+        return
+    records, error = read_with_warchive(bf.path, strict=True)
+    _assert_error_names_place(error, bf)
+    assert records == [r for r in bf.records if r[0] < bf.bad_offset], f"{bf.id}: records before the defect"
+    assert [(t, u) for _, _, t, u in records] == bf.good_records
 
 
 def _assert_shared_member_listing(bf, records):
@@ -175,13 +196,19 @@ def test_index_skip_errors(broken_archive, tmp_path, cdxj_indexer, warchive_cli,
         assert res.returncode == 0 and got == b"", err
         assert str(bf.path) in err and "empty" in err, f"{bf.id}: the empty file must be reported:\n{err}"
         return
-    if bf.expect == "read":
-        peer = cdxj_indexer([bf.path], ["--records", "all"])
-        assert peer.error is None
-        nxt = bf.offsets[bf.offsets.index(bf.bad_offset) + 1]
-        expected = _cdxj_lines_with_fixed_offset(peer.output, bf.bad_offset, nxt, nxt - bf.bad_offset)
+    if bf.expect == "recover":   # nothing to skip: as without --skip-errors (the lines: differential tests)
         assert res.returncode == 0, err
-        assert got == expected, output_diff(expected, got, bf.id)
+        assert err.count("warchive: warning: ") == len(bf.defects) and "skipped:" not in err, err
+        if bf.id == "zero_length_member.warc.gz":
+            peer = cdxj_indexer([bf.path], ["--records", "all"])
+            assert peer.error is None
+            nxt = bf.offsets[bf.offsets.index(bf.bad_offset) + 1]
+            expected = _cdxj_lines_with_fixed_offset(peer.output, bf.bad_offset, nxt, nxt - bf.bad_offset)
+            assert got == expected, output_diff(expected, got, bf.id)
+        return
+    if bf.expect == "shared_member":   # a defect read past: the shared member is left out
+        assert res.returncode == 0 and "skipped:" not in err, err
+        assert names_byte(err, bf.bad_offset) and "several records" in err, err
         return
 
     peer = cdxj_indexer([_prefix_copy(bf, tmp_path)], ["--records", "all"])
@@ -203,18 +230,30 @@ def test_index_skip_errors(broken_archive, tmp_path, cdxj_indexer, warchive_cli,
         assert offset > bf.bad_offset, f"{bf.id}: line after the damage points before it: {line}"
 
 
-def test_index_without_skip_errors_fails_loudly(broken_archive, tmp_path, warchive_cli):
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
+def test_index_without_skip_errors_fails_loudly(broken_archive, strict, tmp_path, warchive_cli):
+    """Damage fails the run; a defect warcio reads past is read past with one warning per defect
+    (naming the file and byte) and exit status 0, or with --strict fails the run at the first."""
     bf = broken_archive
-    res = warchive_cli(["index", bf.path, "-o", tmp_path / "out.cdxj"], timeout=TIMEOUT)
+    out = tmp_path / "out.cdxj"
+    res = warchive_cli(["index", bf.path, "-o", out] + (["--strict"] if strict else []), timeout=TIMEOUT)
     err = res.stderr.decode("utf-8", "replace")
-    if bf.expect in ("read", "empty"):
+    assert res.returncode >= 0, f"{bf.id}: killed by signal {-res.returncode}"
+    if bf.expect == "empty":
         assert res.returncode == 0, err
-    elif bf.expect in ("raise", "shared_member"):
-        assert res.returncode != 0, f"{bf.id}: broken input must fail without --skip-errors"
+    elif bf.expect == "raise" or (strict and bf.expect in ("recover", "shared_member")):
+        assert res.returncode != 0, f"{bf.id}: must fail without --skip-errors"
         assert str(bf.path) in err and names_byte(err, bf.bad_offset), err
+        assert "warning:" not in err and not out.exists(), err
+    elif bf.expect in ("recover", "shared_member"):
+        assert res.returncode == 0, err
+        warnings = [x for x in err.splitlines() if x.startswith("warchive: warning: ")]
+        expected = bf.defects if bf.expect == "recover" else [(bf.bad_offset, "shared-member")]
+        assert len(warnings) == len(expected), err
+        for line, (off, _) in zip(warnings, expected):
+            assert str(bf.path) in line and names_byte(line, off), line
     else:
         assert res.returncode == 0 or names_byte(err, bf.bad_offset), err
-    assert res.returncode >= 0, f"{bf.id}: killed by signal {-res.returncode}"
 
 
 def test_why_zero_member_offsets_differ_from_warcio(broken_archives, warcio_list):

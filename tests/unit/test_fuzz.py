@@ -61,7 +61,7 @@ from warchive._ext import warc_headers
 from warchive.errors import ArchiveError, GzipError, TruncatedError
 from warchive.index import cdx as cdx_mod
 from warchive.index.cdx import FileStats, IndexOptions, _index_python, index_file
-from warchive.warc import reader as reader_mod
+from warchive.warc import source as source_mod
 from warchive.warc.headers import parse_head, parse_head_py
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -504,7 +504,7 @@ def windows(w: Optional[int]):
         def LineIndexer(*a, **kw):
             return real_ix(*a, window=w, **kw)
 
-    with mock.patch.object(reader_mod, "Reader", reader), mock.patch.object(cdx_mod, "Reader", reader), \
+    with mock.patch.object(source_mod, "Reader", reader), \
             mock.patch.object(cdx_mod, "cdx_lines", _Ix):
         yield
 
@@ -561,18 +561,23 @@ def run_index(fn) -> Tuple[bytes, Optional[tuple]]:
     return b"".join(out), None
 
 
-def index_both(path: str, opts: IndexOptions):
+def index_both(path: str, opts: IndexOptions, said: Optional[Tuple[List[str], List[str]]] = None):
+    """(lines, error) of the kernel path and of the pure Python path; with said, the messages
+    each reported (warnings about defects, skipped records) go into its two lists."""
     name = os.path.basename(path)
     stats: List[FileStats] = []
-    kernel = run_index(lambda w: stats.append(index_file(path, w, opts)))
+    k_opts, p_opts = (opts, opts) if said is None else (opts.copy(report=said[0].append),
+                                                        opts.copy(report=said[1].append))
+    kernel = run_index(lambda w: stats.append(index_file(path, w, k_opts)))
     if stats and stats[0].records > stats[0].slow:
         _event("the kernel read records itself")
-    python = run_index(lambda w: _index_python(path, w, opts, name, FileStats()))
+    python = run_index(lambda w: _index_python(path, w, p_opts, name, FileStats()))
     return kernel, python
 
 
 index_modes = st.fixed_dictionaries({
     "verify": st.booleans(),
+    "strict": st.booleans(),
     "cdx11": st.booleans(),
     "records": st.sampled_from([None, None, "all", ("request", "response"), ("revisit",), ("warcinfo", "metadata"),
                                 cdx_mod.DEFAULT_RECORDS]),
@@ -617,9 +622,12 @@ def skipped_unread(path: str, off: int, records) -> Optional[int]:
 
 
 def python_from(path: str, opts: IndexOptions, offset: int) -> Tuple[bytes, Optional[tuple]]:
-    """The reference's lines for the records from offset on (as _index_python, which starts at 0)."""
+    """The reference's lines for the records from offset on (as _index_python, which starts at 0),
+    offset being where a record ended: bytes there that are no record are a defect, as they are to
+    the kernel path there."""
     def run(write):
-        with ww.open(path, verify=opts.verify, offset=offset) as it:
+        with ww.open(path, verify=opts.verify, strict=opts.strict, on_defect=lambda d: None) as it:
+            it.seek(offset, resync=True)
             for line in cdx_mod._plain_lines(it, os.path.basename(path), opts):
                 write(line)
     return run_index(run)
@@ -647,8 +655,10 @@ def line_offset(line: bytes, cdx11: bool) -> int:
 
 def check_index(path: str, mode: dict):
     opts = IndexOptions(report=_quiet, **mode)
+    said: Tuple[List[str], List[str]] = ([], [])
     with watchdog():
-        (k_lines, k_err), (p_lines, p_err) = index_both(path, opts)
+        (k_lines, k_err), (p_lines, p_err) = index_both(path, opts, said)
+        documented = False
         # Two documented differences (docs/format.md, "Wget's sl extra field"), both without verify:
         # - a record that is not indexed is skipped on a consistent `sl` without being read;
         # - a member whose `sl` is consistent is not inflated to its end, so its CRC-32 and ISIZE are
@@ -667,10 +677,21 @@ def check_index(path: str, mode: dict):
                                    if line_offset(x, opts.cdx11) != p_err[1])
             else:
                 break
+            documented = True
             more, p_err = python_from(path, opts, end)
             p_lines += more
     _note(f"kernel: {k_err}, python: {p_err}")
+    _note(f"kernel said {said[0]}, python said {said[1]}")
     assert k_err == p_err
+    assert len(set(said[0])) == len(said[0])   # each defect once
+    if not documented:
+        if opts.verify:   # the same defects, in the same order, by both paths
+            assert said[0] == said[1]
+        else:             # ... less those of records the kernel skipped unread on `sl` (documented)
+            rest = iter(said[1])
+            assert all(any(m == n for n in rest) for m in said[0]), "kernel's messages not in the reference's"
+    if said[0]:
+        _event("defects reported")
     assert k_lines.decode("utf-8", "replace").splitlines() == p_lines.decode("utf-8", "replace").splitlines()
     assert k_lines == p_lines
 
@@ -1290,12 +1311,17 @@ def test_the_default_record_list_given_explicitly_is_the_default(seeds, work):
 
 
 def test_shared_member_of_unindexed_records_is_refused_by_both_paths(seeds, work):
-    """A gzip member holding the warcinfo and the request (both not indexed): the kernel path refused
-    it, the pure Python path skipped it."""
+    """A gzip member holding the warcinfo and the request (both not indexed): the kernel path once
+    refused it while the pure Python path skipped it. Now both report it once and go on, or with
+    strict both refuse it."""
     s = seeds["gz"]
     data = mutate(s, [("merge", 0)])
     path = write_case(work, s, data)
-    (k_lines, k_err), (p_lines, p_err) = index_both(path, IndexOptions(report=_quiet))
+    said: Tuple[List[str], List[str]] = ([], [])
+    (k_lines, k_err), (p_lines, p_err) = index_both(path, IndexOptions(report=_quiet), said)
+    assert k_err == p_err is None and k_lines == p_lines
+    assert said[0] == said[1] and len(said[0]) == 1 and "at byte 0: this gzip member holds several" in said[0][0]
+    (k_lines, k_err), (p_lines, p_err) = index_both(path, IndexOptions(report=_quiet, strict=True))
     assert k_err == p_err == ("RecordFormatError", 0)
 
 

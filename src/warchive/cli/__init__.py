@@ -29,7 +29,7 @@ from ..errors import ArchiveError
 __all__ = ["UsageError", "main", "run"]
 
 _FLAGS = {"-11": "cdx11", "--cdx11": "cdx11", "-p": "post_append", "--post-append": "post_append",
-          "-s": "sort", "--sort": "sort", "--verify": "verify", "--skip-errors": "skip_errors"}
+          "-s": "sort", "--sort": "sort", "--verify": "verify", "--skip-errors": "skip_errors", "--strict": "strict"}
 _VALUES = {"-o": "output", "--output": "output", "--records": "records", "--dir-root": "dir_root",
            "-j": "jobs", "--jobs": "jobs", "--surt-options": "surt_options"}
 
@@ -55,14 +55,14 @@ def index_args(argv: List[str]) -> Optional[IndexArgs]:
         return None
     a: Dict[str, Union[str, int, bool, None, List[str]]] = dict(
         command="index", inputs=[], output=None, cdx11=False, records=None, dir_root=None, post_append=False,
-        sort=False, jobs=1, verify=False, skip_errors=False, fields=None, surt_options=None)
+        sort=False, jobs=1, verify=False, skip_errors=False, strict=False, fields=None, surt_options=None)
     inputs: List[str] = []
     closed = False   # an option came after the inputs: argparse takes one run of them only
     k = 1
     while k < len(argv):
         arg = argv[k]
         k += 1
-        if not arg.startswith("-"):
+        if arg == "-" or not arg.startswith("-"):   # "-": standard input, an input as argparse takes it
             if closed:
                 return None
             inputs.append(arg)

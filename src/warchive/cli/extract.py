@@ -40,6 +40,7 @@ def extract(args: Namespace) -> int:
     part = "headers" if args.headers else "payload" if args.payload else "record"
     out = sys.stdout.buffer
     source = sys.stdin.buffer if args.input == "-" else args.input
-    extract_record(source, args.offset, part, out.write)
+    extract_record(source, args.offset, part, out.write,
+                   on_defect=lambda d: print(f"warchive: warning: {d}", file=sys.stderr))
     out.flush()
     return 0

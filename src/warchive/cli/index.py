@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 
 def index_arguments(p: ArgumentParser) -> None:
-    p.add_argument("inputs", nargs="+", metavar="WARC_OR_DIR", help="WARC/ARC files; directories are walked")
+    p.add_argument("inputs", nargs="+", metavar="WARC_OR_DIR",
+                   help="WARC/ARC files ('-': standard input); directories are walked")
     p.add_argument("-o", "--output", metavar="OUT", help="output file, published when complete (default: standard output)")
     p.add_argument("-11", "--cdx11", action="store_true", help="11-field CDX (N b a m s k r M S V g)")
     p.add_argument("--records", metavar="TYPES", help="record types to index, comma-separated, or 'all' "
@@ -42,6 +43,9 @@ def index_arguments(p: ArgumentParser) -> None:
                    help="inflate every gzip member and check its CRC, even where Wget's sl lengths allow skipping")
     p.add_argument("--skip-errors", action="store_true",
                    help="report a damaged record on stderr and go on with the next one")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on the first defect that is otherwise read past with a warning, as warcio does "
+                        "(a wrong Content-Length, missing or extra blank lines, bytes that are no record)")
     p.add_argument("-f", "--fields", metavar="FIELDS",
                    help="instead of CDXJ, one JSON object per record (every type) with these fields, as "
                         "warcio index -f writes it: offset, length, filename, http:status, http:HEADER "
@@ -54,12 +58,14 @@ def index_arguments(p: ArgumentParser) -> None:
 
 
 def index(args: Any) -> int:
-    """Index WARC/ARC files (directories are walked) as cdxj-indexer does.
+    """Index WARC/ARC files (directories are walked; '-' is standard input) as cdxj-indexer does.
 
-    The output is written as OUT.<random>.tmp and renamed when complete; exit status 1 when an
-    input is damaged (the message names the file and byte offset) or when --skip-errors could
-    read not one record; exit status 2, before anything is read, for an unknown --surt-options name
-    or value (one line: the fast path of warchive.cli has no usage to print)."""
+    Defects warcio reads past are read past too, each with one warning on stderr (with --strict
+    the first is an error). The output is written as OUT.<random>.tmp and renamed when
+    complete; exit status 1 when an input is damaged (the message names the file and byte
+    offset) or when --skip-errors could read not one record; exit status 2, before
+    anything is read, for an unknown --surt-options name or value (one line: the fast path of
+    warchive.cli has no usage to print)."""
     if args.fields is not None:
         return _fields(args)
     surt_options = None
@@ -73,7 +79,8 @@ def index(args: Any) -> int:
     if args.records:
         records = "all" if args.records == "all" else args.records.split(",")
     opts = IndexOptions(cdx11=args.cdx11, records=records, post_append=args.post_append, verify=args.verify,
-                        skip_errors=args.skip_errors, dir_root=args.dir_root, surt_options=surt_options or None)
+                        skip_errors=args.skip_errors, dir_root=args.dir_root, strict=args.strict,
+                        surt_options=surt_options or None)
     jobs = max(1, args.jobs)
     if jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
         one_malloc_arena()
@@ -83,6 +90,7 @@ def index(args: Any) -> int:
     else:
         total = index_paths(args.inputs, sys.stdout.buffer.write, opts, jobs=jobs, sort=args.sort)
         sys.stdout.buffer.flush()
+    _say_defects(total)
     if total.errors:
         print(f"warchive: {total.errors} damaged record(s) skipped, {total.records} read", file=sys.stderr)
         if total.records == 0:
@@ -103,7 +111,7 @@ def _fields(args: Any) -> int:
         raise UsageError("--jobs does not go with --fields")
     fields = parse_fields(args.fields)
     types = None if args.records in (None, "all") else args.records.split(",")
-    opts = IndexOptions(verify=args.verify, skip_errors=args.skip_errors)
+    opts = IndexOptions(verify=args.verify, skip_errors=args.skip_errors, strict=args.strict)
     for p in args.inputs:
         if p != "-" and not os.path.exists(p):
             raise FileNotFoundError(2, "no such file or directory", p)
@@ -114,6 +122,7 @@ def _fields(args: Any) -> int:
     else:
         _fields_of(args.inputs, fields, types, opts, args.dir_root, sys.stdout.buffer.write, total)
         sys.stdout.buffer.flush()
+    _say_defects(total)
     if total.errors:
         print(f"warchive: {total.errors} damaged record(s) skipped, {total.records} read", file=sys.stderr)
         if total.records == 0:
@@ -130,3 +139,10 @@ def _fields_of(inputs: List[str], fields: List[str], types: Optional[List[str]],
             s = index_fields(path, fields, write, display_name(path, dir_root), types, opts)
         total.records += s.records
         total.errors += s.errors
+        total.defects += s.defects
+
+
+def _say_defects(total: FileStats) -> None:
+    if total.defects:
+        print(f"warchive: {total.defects} defect(s) read past (see the warnings above; --strict makes them "
+              "errors)", file=sys.stderr)

@@ -16,7 +16,8 @@ from .commands import UsageError
 
 
 def check_arguments(p: ArgumentParser) -> None:
-    p.add_argument("inputs", nargs="+", metavar="WARC", help="WARC/ARC files (plain, gzip, zstd)")
+    p.add_argument("inputs", nargs="+", metavar="WARC", help="WARC/ARC files (plain, gzip, zstd); '-' reads standard "
+                                                          "input")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print every warning and producer defect, and a line per file")
     p.add_argument("--strict", action="store_true",
@@ -30,7 +31,7 @@ def check(args: Namespace) -> int:
     status 1 when a file has a problem (with --strict, a known producer defect too)."""
     status = 0
     for path in args.inputs:
-        res = check_file(path, strict=args.strict)
+        res = check_file(path, strict=args.strict, source=sys.stdin.buffer if path == "-" else None)
         for f in res.problems:
             print(f"warchive: check: {f}", file=sys.stderr)
         if args.verbose:
@@ -56,8 +57,10 @@ def recompress_arguments(p: ArgumentParser) -> None:
 
 def recompress(args: Namespace) -> int:
     """Rewrite a WARC (or an ARC, as WARC) with one gzip member (or zstd frame) per record, as warcio
-    recompress does, so that every record has an offset of its own."""
-    n = recompress_file(args.input, args.output, "zstd" if args.zstd else "gzip", args.level)
+    recompress does, so that every record has an offset of its own. Defects warcio reads past are
+    read past too, with one warning each on stderr; the records are written whole and sound."""
+    n = recompress_file(args.input, args.output, "zstd" if args.zstd else "gzip", args.level,
+                        on_defect=lambda d: print(f"warchive: warning: {d}", file=sys.stderr))
     print(f"{n} records recompressed into {args.output}")
     return 0
 

@@ -316,7 +316,7 @@ def _dispatch_order(tasks: List[Task]) -> List[int]:
 
 
 def _index_one(task: Task, write: Write, opts: IndexOptions) -> FileStats:
-    if os.path.isfile(task.path) and os.path.getsize(task.path) == 0:
+    if task.path != "-" and os.path.isfile(task.path) and os.path.getsize(task.path) == 0:
         opts.report(f"warchive: {task.path}: empty file, nothing to index")
         return FileStats()
     return index_file(task.path, write, opts, task.filename, task.start, task.stop)
@@ -329,7 +329,7 @@ def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
     Ranges are places in the file; the workers find the member starts themselves."""
     tasks: List[Task] = []
     paths = list(iter_inputs(inputs))
-    sizes = [os.path.getsize(p) if os.path.isfile(p) else 0 for p in paths]
+    sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0 for p in paths]   # streams: 0
     remaining = sum(sizes)
     for path, size in zip(paths, sizes):
         name = display_name(path, opts.dir_root)
@@ -357,9 +357,10 @@ def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
 
 def index_paths(inputs: Sequence[str], write: Write, opts: IndexOptions, jobs: int = 1,
                 sort: bool = False) -> FileStats:
-    """Index every input (files or directories) into write(); return the totals."""
+    """Index every input (files, directories, '-' for standard input) into write(); return the
+    totals. A stream (standard input, a FIFO) is read once, forward, by one worker."""
     for p in inputs:
-        if not os.path.exists(p):
+        if p != "-" and not os.path.exists(p):
             raise FileNotFoundError(2, "no such file or directory", p)
     tasks = plan(inputs, opts, jobs)
     sorter = LineSorter() if sort else None
@@ -382,3 +383,4 @@ def _add(total: FileStats, s: FileStats) -> None:
     total.lines += s.lines
     total.slow += s.slow
     total.errors += s.errors
+    total.defects += s.defects

@@ -26,12 +26,12 @@ from json.encoder import encode_basestring_ascii as _json_str
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from .._ext import cdx_lines
-from .._ext.gzip_members import FORMAT_GZIP, Reader
 from .._ext.surt import DEFAULT_FLAGS as DEFAULT_SURT_FLAGS, surt_flags
 from ..errors import ArchiveError, RecordFormatError
 from ..surt import surt_or_url
 from ..timestamps import iso_date_to_timestamp
 from ..warc.content import content_stream
+from ..warc.defects import SHARED_MEMBER, Defect
 from ..warc.digest import label
 from ..warc.headers import Headers
 from ..warc.reader import ArchiveIterator, Record
@@ -57,18 +57,20 @@ class IndexOptions:
     """What to index and how (the options of `warchive index`).
 
     records: None for cdxj-indexer's default, "all", or a list of record types;
-    report: where messages about skipped records go (standard error by default);
+    strict: fail on the first defect that a lenient read recovers from (warchive.warc.defects);
+    report: where messages about defects and skipped records go (standard error by default);
     surt_options: the keyword arguments of warchive.surt.surt() that make the keys
     (None or empty: cdxj-indexer's keys).
     A plain class rather than a dataclass: `warchive index` is timed with its
     start-up, and dataclasses costs 7 ms to import."""
 
-    __slots__ = ("cdx11", "records", "post_append", "verify", "skip_errors", "dir_root", "report", "surt_options")
+    __slots__ = ("cdx11", "records", "post_append", "verify", "skip_errors", "dir_root", "report", "strict",
+                 "surt_options")
 
     def __init__(self, cdx11: bool = False, records: Union[None, str, Sequence[str]] = None,
                  post_append: bool = False, verify: bool = False, skip_errors: bool = False,
                  dir_root: Optional[str] = None, report: Callable[[str], object] = _to_stderr,
-                 surt_options: Optional[Mapping[str, bool]] = None) -> None:
+                 strict: bool = False, surt_options: Optional[Mapping[str, bool]] = None) -> None:
         self.cdx11 = cdx11
         self.records = records
         self.post_append = post_append
@@ -76,11 +78,12 @@ class IndexOptions:
         self.skip_errors = skip_errors
         self.dir_root = dir_root
         self.report = report
+        self.strict = strict
         self.surt_options = surt_options
 
     def copy(self, **changes: object) -> "IndexOptions":
         o = IndexOptions(self.cdx11, self.records, self.post_append, self.verify, self.skip_errors,
-                         self.dir_root, self.report, self.surt_options)
+                         self.dir_root, self.report, self.strict, self.surt_options)
         for k, v in changes.items():
             setattr(o, k, v)
         return o
@@ -91,16 +94,19 @@ class IndexOptions:
 
 class FileStats:
     """Counts of one file (or range, or run): records read, lines written, records left to the
-    Python reference, damaged records skipped; and where a range's records end."""
+    Python reference, damaged records skipped, defects recovered from; and where a range's
+    records end."""
 
-    __slots__ = ("records", "lines", "slow", "errors", "end")
+    __slots__ = ("records", "lines", "slow", "errors", "end", "defects")
 
-    def __init__(self, records: int = 0, lines: int = 0, slow: int = 0, errors: int = 0, end: int = 0) -> None:
+    def __init__(self, records: int = 0, lines: int = 0, slow: int = 0, errors: int = 0, end: int = 0,
+                 defects: int = 0) -> None:
         self.records = records
         self.lines = lines
         self.slow = slow
         self.errors = errors
         self.end = end   # index_file: the offset after the last record read
+        self.defects = defects
 
     def __repr__(self) -> str:
         return "FileStats(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
@@ -136,11 +142,34 @@ def wanted(rec: LocatedRecord, records: Union[None, str, Sequence[str]]) -> bool
     return rec.type in records
 
 
+SHARED_PROBLEM = "this gzip member holds several records, so they have no offsets of their own"
+SHARED_ACTION = "they are not indexed; warchive recompress gives each record its own member"
+
+
 def shared_member_error(path: Optional[str], offset: int) -> RecordFormatError:
     """Records that share a gzip member cannot be indexed: no offset reaches one of them alone."""
-    return RecordFormatError(path, offset,
-                             "this gzip member holds several records, so they have no offsets of their own",
+    return RecordFormatError(path, offset, SHARED_PROBLEM,
                              "recompress the file with one member per record (warcio recompress)")
+
+
+def skip_shared_member(it: ArchiveIterator, offset: int) -> int:
+    """Report the records of the gzip member at offset as not indexed (a defect: strict mode
+    raises it) and leave the member; return where the next one starts."""
+    it.report(offset, SHARED_MEMBER, SHARED_PROBLEM, SHARED_ACTION)
+    return it.next_member()
+
+
+def line_of(rec: Record, filename: str, opts: IndexOptions) -> Optional[bytes]:
+    """The record's line (b'' when it is not indexed), or None when it shares its gzip member
+    with other records. Its payload is read (for a missing digest) before its end is sought."""
+    if not wanted(rec, opts.records):
+        return b"" if rec.length is not None else None
+    try:
+        return record_line(rec, filename, opts.cdx11, opts.surt_options)
+    except RecordFormatError:
+        if rec.length is None:
+            return None
+        raise
 
 
 def payload_digest(rec: LocatedRecord) -> str:
@@ -249,60 +278,49 @@ def _json_filename(filename: str) -> bytes:
     return _json_str(filename)[1:-1].encode("utf-8")
 
 
-def _resync(path: str, off: int) -> int:
-    """Offset of the first plausible record after a damaged one at off (file size if none)."""
-    r = Reader(path)
-    size = r.size or 0
-    gz = r.format == FORMAT_GZIP
-    pos = off + 1
-    step = 1 << 20
-    while pos < size:
-        chunk = r.read_at(pos, step + 16)
-        needle = b"\x1f\x8b\x08" if gz else b"\nWARC/"
-        i = chunk.find(needle)
-        while i >= 0 and i < step:
-            cand = pos + i + (0 if gz else 1)
-            if gz:
-                try:
-                    if r.member_begin(cand) and r.member_head(5).upper() == b"WARC/":
-                        return cand
-                except ArchiveError:
-                    pass
-            else:
-                return cand
-            i = chunk.find(needle, i + 1)
-        pos += step
-    return size
+def _stream(path: str) -> Union[str, BinaryIO]:
+    """What the reader reads for an input name: standard input for '-', else the path."""
+    return sys.stdin.buffer if path == "-" else path
+
+
+def reporter(opts: IndexOptions, stats: FileStats) -> Callable[[Defect], None]:
+    """The reader's on_defect for an indexing run: one warning line per defect, counted."""
+    def on_defect(d: Defect) -> None:
+        stats.defects += 1
+        opts.report(f"warchive: warning: {d}")
+    return on_defect
 
 
 class _Reference:
     """Indexes single records (those the kernel leaves) with the Python reader."""
 
-    def __init__(self, path: str, filename: str, opts: IndexOptions) -> None:
+    def __init__(self, path: str, filename: str, opts: IndexOptions, stats: FileStats) -> None:
         self.path = path
         self.filename = filename
         self.opts = opts
-        self.it = ArchiveIterator(path, verify=opts.verify)
+        self.it = ArchiveIterator(path, verify=opts.verify, strict=opts.strict, on_defect=reporter(opts, stats))
 
     def index_at(self, off: int) -> Tuple[bytes, int]:
-        """Lines for the record at off (b'' when it is not indexed) and the next record's offset."""
+        """Lines for the record at off (b'' when it is not indexed) and the next record's offset.
+        off is where the record before it ended (or 0): bytes there that are no record are a
+        defect, skipped to the next record."""
         it = self.it
-        it.seek(off)
+        it.seek(off, resync=off != 0)
         rec = next(iter(it), None)
         if rec is None:
             return b"", it.position
-        opts = self.opts
-        line = record_line(rec, self.filename, opts.cdx11, opts.surt_options) if wanted(rec, opts.records) else b""
-        if rec.length is None:
-            raise shared_member_error(self.path, rec.offset)
+        line = line_of(rec, self.filename, self.opts)
+        if line is None:
+            return b"", skip_shared_member(it, rec.offset)
         return line, it.position
 
 
-def _skip_error(e: ArchiveError, path: str, off: int, opts: IndexOptions, stats: FileStats) -> int:
+def _skip_error(e: ArchiveError, it: ArchiveIterator, off: int, opts: IndexOptions, stats: FileStats) -> int:
+    """--skip-errors: report e, return the offset of the next plausible record (or the end)."""
     stats.errors += 1
     opts.report(f"warchive: skipped: {e}")
     bad = getattr(e, "offset", None)
-    return _resync(path, max(off, bad if isinstance(bad, int) else off))
+    return it.find_record(max(off, bad if isinstance(bad, int) else off))
 
 
 def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[str] = None,
@@ -310,7 +328,7 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
     """Write the lines of the records of one file that start in [start, stop)."""
     filename = filename if filename is not None else os.path.basename(path)
     stats = FileStats()
-    kernel_ok = not opts.post_append and os.path.isfile(path)
+    kernel_ok = not opts.post_append and path != "-" and os.path.isfile(path)
     if kernel_ok:  # the kernel reads gzip and plain WARC; zstd, ARC and the rest go to the reference
         with open(path, "rb") as f:
             magic = f.read(2)
@@ -337,13 +355,13 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
             if stop is not None and off >= stop:
                 break
             if ref is None:
-                ref = _Reference(path, filename, opts)
+                ref = _Reference(path, filename, opts, stats)
             try:
                 line, nxt = ref.index_at(off)
             except ArchiveError as e:
                 if not opts.skip_errors:
                     raise
-                nxt = _skip_error(e, path, off, opts, stats)
+                nxt = _skip_error(e, ref.it, off, opts, stats)
                 line = b""
             else:
                 stats.records += 1
@@ -362,8 +380,9 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
 
 
 def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, stats: FileStats) -> None:
-    """Whole file through the reference (zst, -p, streams)."""
-    with open_archive(path, verify=opts.verify) as it:
+    """Whole file through the reference (zst, -p, ARC-only files, streams: '-', FIFOs)."""
+    with open_archive(_stream(path), verify=opts.verify, strict=opts.strict,
+                      on_defect=reporter(opts, stats), name=path) as it:
         source: Iterable = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
         while True:
             try:
@@ -371,10 +390,10 @@ def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, st
             except StopIteration:
                 break
             except ArchiveError as e:
-                if not opts.skip_errors or not hasattr(it, "seek"):
+                if not opts.skip_errors:
                     raise
                 off = getattr(e, "offset", None) or 0
-                it.seek(_skip_error(e, path, off, opts, stats))
+                it.seek(_skip_error(e, it, off, opts, stats), resync=True)
                 source = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
                 continue
             if line:
@@ -383,11 +402,12 @@ def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, st
             stats.records += 1
 
 
-def _plain_lines(it, filename: str, opts: IndexOptions) -> Iterator[bytes]:
+def _plain_lines(it: ArchiveIterator, filename: str, opts: IndexOptions) -> Iterator[bytes]:
     for rec in it:
-        line = record_line(rec, filename, opts.cdx11, opts.surt_options) if wanted(rec, opts.records) else b""
-        if rec.length is None:  # refused even when its records are not indexed, as in _Reference.index_at
-            raise shared_member_error(it.path, rec.offset)
+        line = line_of(rec, filename, opts)
+        if line is None:  # left out even when its records are not indexed, as in _Reference.index_at
+            skip_shared_member(it, rec.offset)
+            continue
         yield line
 
 
@@ -440,8 +460,8 @@ def _pending(rec: Record, filename: str, opts: IndexOptions) -> _Pending:
     if p.want:
         p.index = record_fields(rec, filename)
         p.ts = record_timestamp(rec)
-    else:
-        rec.length  # finish it (errors surface here, in order)
+    elif rec.length is None:  # finish it (errors surface here, in order)
+        raise shared_member_error(rec.source, rec.offset)
     return p
 
 
@@ -486,7 +506,13 @@ def _paired_lines(it, filename: str, opts: IndexOptions) -> Iterator[bytes]:
     response, same URI, concurrent); a pair's lines come out together."""
     prev: Optional[_Pending] = None
     for rec in it:
-        cur = _pending(rec, filename, opts)
+        try:
+            cur = _pending(rec, filename, opts)
+        except RecordFormatError:
+            if rec.length is not None:
+                raise
+            skip_shared_member(it, rec.offset)   # records sharing a gzip member: left out, as without -p
+            continue
         if prev is None:
             prev = cur
             continue

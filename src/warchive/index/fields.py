@@ -22,13 +22,12 @@ sorting; warchive.index.cdx writes the CDXJ index.
 from __future__ import annotations
 
 import json
-import os
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 from ..errors import ArchiveError
 from ..warc.headers import warcio_head
 from ..warc.reader import Record, Source, open as open_archive
-from .cdx import FileStats, IndexOptions, _skip_error, shared_member_error
+from .cdx import FileStats, IndexOptions, _skip_error, reporter, shared_member_error
 
 Write = Callable[[bytes], object]
 
@@ -72,13 +71,15 @@ def _located(rec: Record) -> Record:
 def index_fields(source: Source, fields: Sequence[str], write: Write, filename: str,
                  types: Optional[Iterable[str]] = None, opts: Optional[IndexOptions] = None) -> FileStats:
     """Write the JSON line of every record of ``source`` (of ``types`` only, when given); the
-    ``filename`` field is ``filename``. Of ``opts`` only ``verify``, ``skip_errors`` and ``report``
-    count: with ``skip_errors`` a damaged record of a file (not of a stream) is reported and
-    reading goes on at the next record, as `warchive index --skip-errors` does."""
+    ``filename`` field is ``filename``. Of ``opts`` only ``verify``, ``skip_errors``, ``strict`` and
+    ``report`` count: defects are read past with a warning each (``strict``: the first is an
+    error); with ``skip_errors`` a damaged record is reported and reading goes on at the next
+    record, as `warchive index --skip-errors` does."""
     opts = opts if opts is not None else IndexOptions()
     http = any(f.startswith("http:") for f in fields)   # warcio parses HTTP heads only then
     stats = FileStats()
-    with open_archive(source, types=types, verify=opts.verify, parse_http=http) as records:
+    with open_archive(source, types=types, verify=opts.verify, parse_http=http, strict=opts.strict,
+                      on_defect=reporter(opts, stats), name="-" if filename == "-" else None) as records:
         while True:
             try:
                 for rec in records:
@@ -87,7 +88,7 @@ def index_fields(source: Source, fields: Sequence[str], write: Write, filename: 
                     stats.lines += 1
                 return stats
             except ArchiveError as e:
-                if not opts.skip_errors or not isinstance(source, (str, os.PathLike)):
+                if not opts.skip_errors:
                     raise
                 off = getattr(e, "offset", None) or 0
-                records.seek(_skip_error(e, os.fspath(source), off, opts, stats))
+                records.seek(_skip_error(e, records, off, opts, stats), resync=True)

@@ -6,9 +6,14 @@ their checksum); every WARC record must have WARC-Type, WARC-Record-ID and
 a valid WARC-Date and end where its Content-Length says; its digests are
 judged by warchive.warc.verify. Records that share a gzip member are a
 problem: they have no offsets of their own, so the file cannot be indexed
-until ``warchive recompress`` writes it again. Damage that stops reading
-ends the file's check with a problem at its offset, after every record
-before it has been checked.
+until ``warchive recompress`` writes it again. The file is read leniently
+(warchive.warc.defects): each framing defect the reader reads past (a wrong
+Content-Length, missing or extra blank lines, bytes that are no record, ...)
+is a problem named by its kind, and checking goes on with the records after
+it; an ARC version block shorter than declared, as the Internet Archive's
+writers made them, is the producer defect ``arc-version-block``. Damage that
+stops reading ends the file's check with a problem at its offset, after
+every record before it has been checked.
 
 A finding is a problem (the file fails), a named producer defect
 (warchive.warc.verify.DEFECTS: reported by name, a problem only when
@@ -24,7 +29,9 @@ from typing import Any, Callable, List, Optional
 
 from ..errors import ArchiveError, FileError, GzipError, RecordFormatError, TruncatedError
 from ..timestamps import iso_date_to_timestamp
+from .defects import ARC_VERSION_BLOCK, Defect
 from .reader import ArchiveIterator, Record
+from .source import Source
 from .verify import DEFECT, DEFECTS, PROBLEM, verify_digests
 
 REQUIRED = ("WARC-Type", "WARC-Record-ID", "WARC-Date")
@@ -91,14 +98,29 @@ def check_record(rec: Record, path: str, result: CheckResult) -> None:
             problem(note.message)
         elif note.level == DEFECT:
             assert note.defect is not None
-            if result.strict:
-                result.problems.append(Finding(path, rec.offset, f"{note.defect}: {note.message} (a known "
-                                               "producer defect; --strict counts it)", rid, defect=note.defect))
-            else:
-                result.defects.append(Finding(path, rec.offset, f"{note.defect}: {note.message} (a known "
-                                              "producer defect, not damage)", rid, False, note.defect))
+            producer_defect(result, Finding(path, rec.offset, note.message, rid, defect=note.defect))
         else:
             warn(note.message)
+
+
+def producer_defect(result: CheckResult, f: Finding) -> None:
+    """A named producer defect (f.defect): a problem with ``strict``, else reported by name."""
+    if result.strict:
+        f.message = f"{f.defect}: {f.message} (a known producer defect; --strict counts it)"
+        result.problems.append(f)
+    else:
+        f.message = f"{f.defect}: {f.message} (a known producer defect, not damage)"
+        f.fatal = False
+        result.defects.append(f)
+
+
+def framing_defect(result: CheckResult, d: Defect) -> None:
+    """A defect the reader read past: a problem named by its kind (the IA ARC version block: a
+    producer defect)."""
+    if d.kind == ARC_VERSION_BLOCK:
+        producer_defect(result, Finding(result.path, d.offset, f"{d.problem} ({d.action})", defect=d.kind))
+    else:
+        result.problems.append(Finding(result.path, d.offset, f"{d.kind}: {d.problem} ({d.action})"))
 
 
 def _remedy(e: FileError, path: str, records: int) -> str:
@@ -119,13 +141,16 @@ def _remedy(e: FileError, path: str, records: int) -> str:
     return ""
 
 
-def check_file(path: str, on_record: Optional[Callable[[Record], Any]] = None, strict: bool = False) -> CheckResult:
+def check_file(path: str, on_record: Optional[Callable[[Record], Any]] = None, strict: bool = False,
+               source: Optional[Source] = None) -> CheckResult:
     """Check every record of one file; damage ends the file's check with a problem at its offset.
-    ``strict``: named producer defects are problems too."""
+    ``strict``: named producer defects are problems too. ``source``: what to read when it is not
+    the file ``path`` names (a stream: standard input for '-'); findings name ``path``."""
     result = CheckResult(path, strict)
     shared_at: Optional[int] = None   # the gzip member of several records already reported
     try:
-        with ArchiveIterator(path, verify=True) as it:
+        with ArchiveIterator(source if source is not None else path, verify=True,
+                             on_defect=lambda d: framing_defect(result, d), name=path) as it:
             for rec in it:
                 check_record(rec, path, result)
                 result.records += 1

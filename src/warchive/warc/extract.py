@@ -24,18 +24,23 @@ bytes are skipped, so a stream's offsets count from where it stands.
 
 A wrong offset (past the end, inside a record, at blank lines) raises
 NoRecordError; a damaged record a CorruptRecordError child; both name the file
-and the byte. This module writes nothing but what ``write`` is given.
+and the byte. The record is read leniently: a defect of it that the reader
+reads past (warchive.warc.defects) goes to ``on_defect`` (default: a
+DefectWarning), and none is told when no record starts at ``offset``. This
+module writes nothing but what ``write`` is given.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import warnings
 import zlib
-from typing import Any, BinaryIO, Callable, Optional, Union
+from typing import Any, BinaryIO, Callable, List, Optional, Union
 
 from ..errors import CorruptRecordError, GzipError, NoRecordError, TruncatedError, UnsupportedFormatError
 from .content import content_stream
+from .defects import Defect, DefectWarning, OnDefect
 from .headers import Headers, decode_line, warcio_head
 from .reader import Record, open as open_archive
 
@@ -72,7 +77,8 @@ def heads(rec: Record, arc_line: Optional[bytes] = None) -> bytes:
     return out
 
 
-def extract(source: Source, offset: int, part: str = "record", write: Optional[Write] = None) -> None:
+def extract(source: Source, offset: int, part: str = "record", write: Optional[Write] = None,
+            on_defect: Optional[OnDefect] = None) -> None:
     """Write the record at byte ``offset`` of ``source`` (see the module docstring) to ``write``."""
     if part not in PARTS:
         raise ValueError(f"part must be one of {PARTS}, not {part!r}")
@@ -84,19 +90,20 @@ def extract(source: Source, offset: int, part: str = "record", write: Optional[W
         path = os.fspath(source)
         if not os.path.isfile(path):   # a named pipe, /dev/stdin: no seeking back
             with io.open(path, "rb") as f:
-                return _extract_stream(f, path, offset, part, write)
+                return _extract_stream(f, path, offset, part, write, on_defect)
         size = os.path.getsize(path)
         if offset >= size:
             raise NoRecordError(path, offset, f"past the end of the file ({size} bytes)", _WHERE)
-        return _extract(path, path, offset, part, write, lambda: _read_at(path, offset))
+        return _extract(path, path, offset, part, write, lambda: _read_at(path, offset), on_defect)
     name = getattr(source, "name", None)
-    return _extract_stream(source, name if isinstance(name, str) else None, offset, part, write)
+    return _extract_stream(source, name if isinstance(name, str) else None, offset, part, write, on_defect)
 
 
 _WHERE = "warchive index --fields offset,warc-type,warc-target-uri lists the records"
 
 
-def _extract_stream(f: BinaryIO, name: Optional[str], offset: int, part: str, write: Write) -> None:
+def _extract_stream(f: BinaryIO, name: Optional[str], offset: int, part: str, write: Write,
+                    on_defect: Optional[OnDefect]) -> None:
     skipped = 0
     while skipped < offset:
         b = f.read(min(CHUNK, offset - skipped))
@@ -106,19 +113,31 @@ def _extract_stream(f: BinaryIO, name: Optional[str], offset: int, part: str, wr
     prefix = _read_full(f, ARC_LINE_MAX)
     if not prefix:
         raise NoRecordError(name, offset, f"past the end of the stream ({offset} bytes)", _WHERE)
-    _extract(io.BufferedReader(_Prefixed(prefix, f, name)), name, offset, part, write, lambda: prefix)
+    _extract(io.BufferedReader(_Prefixed(prefix, f, name)), name, offset, part, write, lambda: prefix, on_defect)
 
 
 def _extract(src: Union[str, BinaryIO], name: Optional[str], offset: int, part: str, write: Write,
-             prefix: Callable[[], bytes]) -> None:
+             prefix: Callable[[], bytes], on_defect: Optional[OnDefect]) -> None:
+    held: List[Defect] = []   # until the record is known to start at offset: then they are its own
+    told: List[Optional[OnDefect]] = [None]
+
+    def defect(d: Defect) -> None:
+        tell = told[0]
+        if tell is None:
+            held.append(d)
+        else:
+            tell(d)
     try:
-        with open_archive(src, offset=offset) as records:
+        with open_archive(src, offset=offset, on_defect=defect) as records:
             rec = next(iter(records), None)
             if rec is None:
                 raise NoRecordError(name, offset, "no record here, only blank lines up to the end", _WHERE)
             if rec.offset != offset:
                 raise NoRecordError(name, offset, f"no record starts here (the next one starts at byte "
                                     f"{rec.offset})", _WHERE)
+            tell = told[0] = on_defect if on_defect is not None else _warn
+            for d in held:
+                tell(d)
             if part != "payload":
                 write(heads(rec, _first_line(prefix(), name, offset) if rec.format == "arc" else None))
             if part == "headers":
@@ -131,6 +150,10 @@ def _extract(src: Union[str, BinaryIO], name: Optional[str], offset: int, part: 
                 write(b)
     except CorruptRecordError as e:
         raise _for_extract(e, offset) from e
+
+
+def _warn(d: Defect) -> None:
+    warnings.warn(DefectWarning(d), stacklevel=3)
 
 
 def _for_extract(e: CorruptRecordError, offset: int) -> CorruptRecordError:

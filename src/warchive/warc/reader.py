@@ -1,204 +1,98 @@
-"""Iterate the records of WARC and ARC files: plain, gzip (member per record, or
-one member for the whole file) and Zstandard (.warc.zst).
+"""Iterate the records of WARC and ARC files: plain, gzip (member per record, or one member for
+the whole file) and Zstandard (.warc.zst); from paths, open files or streams.
 
 Offsets and lengths are warcio's: for gzip the start of the member and its
 compressed size; for plain files the record's first byte and its length
 without the blank lines that follow. Heads are parsed as warcio parses them
-(warchive.warc.headers). A record's payload is a lazy stream: records that a
-type filter drops, and payloads nobody reads, are never inflated when the
-gzip members carry Wget's `sl` lengths (unless ``verify=True``).
+(warchive.warc.headers, warchive.warc.arc). A record's payload is a lazy
+stream: records that a type filter drops, and payloads nobody reads, are never
+inflated when the gzip members carry Wget's `sl` lengths (unless
+``verify=True``; never on a stream).
 
-Bad input raises a CorruptRecordError child naming the file and byte offset;
-everything before it has been yielded intact. This module does not build index
-lines (warchive.index.cdx does).
+Reading is lenient by default, as warcio's: framing faults warcio reads past (a
+Content-Length a few bytes off, missing or extra blank lines, bytes between
+records that are no record, records not gzip-compressed in a gzip file, ARC
+lengths that lie) are recovered as warcio recovers them, or where warcio
+gives up by looking for the next record (warchive.warc.framing), and each is
+reported once as a Defect (warchive.warc.defects); ``strict=True`` raises the
+first instead. Damage no reader can read past (a truncated file, a bad CRC,
+bytes at the start that are no archive) raises a CorruptRecordError child
+naming the file and byte offset; everything before it has been yielded intact.
+This module does not build index lines (warchive.index.cdx does).
 """
 
 from __future__ import annotations
 
-import io
-import os
-from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Union
+import zlib
+from typing import Iterable, Iterator, Optional
 
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
-from ..errors import RecordFormatError, TruncatedError
-from ..timestamps import timestamp_to_iso_date
-from .headers import Head, Headers, decode_line, http_head, parse_head, warc_protocol
-from .record import HeaderFields, new_record_id
-from .zst import ZstFrames
-
-Source = Union[str, bytes, os.PathLike[str], BinaryIO]
+from ..errors import CorruptRecordError, RecordFormatError, TruncatedError
+from .arc import ARC_HEAD_MAX, parse_arc
+from .defects import (BLANK_LINES, CONTENT_LENGTH, EMPTY_MEMBER, GARBAGE, PLAIN_RECORD, SEPARATOR, SPLIT_RECORD,
+                      Defects, OnDefect)
+from .framing import (ARC_SEPARATOR, GZIP_MAGIC, LINE_MAX, LOOKBACK, SCAN, WARC_SEPARATOR, cut_first_line,
+                      find_record, first_line, is_blank, record_line, skip_blank)
+from .headers import Head, Headers, http_head, parse_head, warc_protocol
+from .records import PayloadStream, Record, Unit
+from .source import Source, open_reader
 
 HEAD_FIRST = 1024           # first guess of a head size (most WARC heads, most HTTP heads fit)
 HEAD_MAX = 16 << 20         # a head longer than this is not a head
 HTTP_RECORDS = ("response", "request", "revisit")
 HTTP_SCHEMES = ("http:", "https:")
-_WS = b" \t\r\n\x0b\x0c"
+
+__all__ = ["ArchiveIterator", "PayloadStream", "Record", "open"]
 
 
-def _warn(message: str, *args: object) -> None:
-    """A warning of the reader, to the logger "warchive.warc"."""
-    import logging   # here, not at the top: 7.0 ms of `warchive index`'s start-up (measured), for a rare message
-
-    logging.getLogger("warchive.warc").warning(message, *args)
+def _show(b: bytes, n: int = 40) -> str:
+    return repr(b[:n]) + ("..." if len(b) > n else "")
 
 
-class _Unit:
-    """Bytes of one gzip member (or zstd frame), or of a plain file from a record on: positions start at 0."""
-
-    __slots__ = ("reader", "gz", "base")
-
-    def __init__(self, reader: Reader, gz: bool, base: int) -> None:
-        self.reader = reader
-        self.gz = gz
-        self.base = base          # file offset of position 0
-
-    def read(self, pos: int, n: int) -> bytes:
-        if not self.gz:
-            return self.reader.read_at(self.base + pos, n)
-        return self.reader.member_read(pos, n)
-
-
-class Record(HeaderFields):
-    """One WARC or ARC record (ARC records are presented as WARC ones, as warcio does).
-
-    ``type``, ``headers`` (WARC head), ``http`` (HTTP head or None), ``offset``,
-    ``length`` (reading it finishes the record), ``content_length`` (block
-    bytes), ``payload`` (lazy stream of the block after the HTTP head); the
-    header fields ``record_id``, ``date``, ``target_uri``, ``payload_digest``,
-    ``block_digest`` (warchive.warc.record.HeaderFields).
-    """
-
-    __slots__ = ("format", "type", "headers", "http", "offset", "content_length", "member_pos",
-                 "_it", "_unit", "_block", "_payload", "_content_end", "_length", "_stream", "_gen",
-                 "_finished")
-
-    format: str
-    type: Optional[str]
-    headers: Headers
-    http: Optional[Headers]
-    offset: int
-    content_length: Optional[int]
-    member_pos: int
-    _it: Optional["ArchiveIterator"]
-    _unit: "_Unit"
-    _block: int
-    _payload: int
-    _content_end: Optional[int]
-    _gen: int
-
-    def __init__(self) -> None:
-        self._length: Optional[int] = None
-        self._stream: Optional[_PayloadStream] = None
-        self._finished = False
-
-    @property
-    def source(self) -> Optional[str]:
-        """The file being read, while the iterator is on this record (for error messages)."""
-        return self._it.path if self._it is not None else None
-
-    @property
-    def length(self) -> Optional[int]:
-        """Bytes from ``offset`` to the end of the record (None inside a multi-record gzip member)."""
-        if not self._finished and self._it is not None:
-            self._it._finish(self)
-        return self._length
-
-    @property
-    def seekable(self) -> bool:
-        """True when (offset, length) locate this record alone (not inside a shared gzip member)."""
-        return self.member_pos == 0
-
-    @property
-    def payload(self) -> "_PayloadStream":
-        """The block after the HTTP head (the whole block for non-HTTP records), not de-chunked.
-
-        A stream can be read once, and only while the iterator is on this record."""
-        if self._stream is None:
-            self._stream = _PayloadStream(self, self._payload)
-        return self._stream
-
-    def block(self) -> "_PayloadStream":
-        """The whole record block (HTTP head included), once, while on this record."""
-        if self._stream is not None:
-            raise ValueError("the record's content is already being read")
-        self._stream = _PayloadStream(self, self._block)
-        return self._stream
-
-    def __repr__(self) -> str:
-        return f"<Record {self.type} {self.target_uri!r} at {self.offset}>"
-
-
-class _PayloadStream(io.RawIOBase):
-    """Forward-only reader of a record's bytes [start, content_end) in its unit."""
-
-    def __init__(self, rec: Record, start: int) -> None:
-        super().__init__()
-        self._rec = rec
-        self._gen = rec._gen
-        self._pos = start
-
-    def readable(self) -> bool:
-        return True
-
-    def _remaining(self) -> int:
-        end = self._rec._content_end
-        return (end - self._pos) if end is not None else 1 << 62
-
-    def read(self, n: Optional[int] = -1) -> bytes:
-        rec = self._rec
-        if rec._it is None or rec._it._gen != self._gen:
-            raise ValueError("the iterator has moved past this record; read its payload before going on")
-        left = self._remaining()
-        if n is None or n < 0:
-            chunks: List[bytes] = []
-            while True:
-                b = self.read(1 << 20)
-                if not b:
-                    return b"".join(chunks)
-                chunks.append(b)
-        n = min(n, left)
-        if n <= 0:
-            return b""
-        data = rec._unit.read(self._pos, n)
-        if len(data) < n and rec._content_end is not None:
-            rec._it._short_content(rec, self._pos + len(data))
-        self._pos += len(data)
-        return data
-
-    def readinto(self, b: Any) -> int:
-        data = self.read(len(b))
-        b[: len(data)] = data
-        return len(data)
+def _begins_record(data: bytes) -> bool:
+    """Does data begin (after blank lines) with a record's first line, its length in digits?"""
+    def read(p: int, n: int) -> bytes:
+        return data[p : p + n]
+    k = skip_blank(read, 0)
+    return k is not None and record_line(first_line(read, k), True) is not None
 
 
 class ArchiveIterator:
     """Records of one archive file.
 
-    ArchiveIterator(source, types=None, verify=False, parse_http=True, offset=None)
-      source   a path or a binary file object (offsets count from its start)
-      offset   start at this record (default: the start, or a file object's position)
-      types    record types to yield (e.g. {"response"}); others are skipped
-               before their payload is touched
-      verify   inflate every gzip member and check CRC-32/ISIZE even when
-               Wget's `sl` lengths would allow skipping
+    ArchiveIterator(source, types=None, verify=False, parse_http=True, offset=None,
+                    strict=False, on_defect=None)
+      source     a path (a FIFO or /dev/stdin too) or a binary file object, seekable or
+                 not (offsets count from the start of the file, or of what a stream gives)
+      offset     start at this record (default: the start, or a file object's position)
+      types      record types to yield (e.g. {"response"}); others are skipped
+                 before their payload is touched
+      verify     inflate every gzip member and check CRC-32/ISIZE even when
+                 Wget's `sl` lengths would allow skipping
+      strict     raise on the first defect instead of recovering from it
+      on_defect  called with each Defect (default: a DefectWarning through warnings)
+      name       what errors and defects call the source (default: its path, or a file
+                 object's name)
+    ``defects`` lists the defects found so far.
     """
 
     def __init__(self, source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,
-                 parse_http: bool = True, offset: Optional[int] = None) -> None:
-        self._reader = Reader(source, offset=offset, verify=verify)
-        if self._reader.format == FORMAT_ZSTD:
-            self._reader.close()
-            self._reader = ZstFrames(source, offset=offset)  # type: ignore[assignment,arg-type]
-        self.path = self._reader.path
+                 parse_http: bool = True, offset: Optional[int] = None, strict: bool = False,
+                 on_defect: Optional[OnDefect] = None, name: Optional[str] = None) -> None:
+        self._reader = open_reader(source, offset, verify)
+        self.path = name if name is not None else self._reader.path
         self.types = frozenset(types) if types is not None else None
         self.verify = verify
         self.parse_http = parse_http
+        self.strict = strict
+        self._sink = Defects(self.path, strict, on_defect)
         self._gen = 0
         # gzip members and zstd frames: one record per unit, offsets of units
         self.gzip = self._reader.format in (FORMAT_GZIP, FORMAT_ZSTD)
         self._pos = self._reader.start
-        self._unit: Optional[_Unit] = None
+        self._unit: Optional[Unit] = None
         self._unit_pos = 0            # where the next record starts inside the current gzip member
+        self._at_start = True         # no record read yet: bytes that are none are an error here
         self._iter = self._records()
 
     def __iter__(self) -> Iterator[Record]:
@@ -207,18 +101,53 @@ class ArchiveIterator:
     def __next__(self) -> Record:
         return next(self._iter)
 
-    def seek(self, offset: int) -> None:
-        """Continue with the record (or gzip member) that starts at offset."""
+    def seek(self, offset: int, resync: bool = False) -> None:
+        """Continue with the record (or gzip member) that starts at offset. With resync, offset
+        is where a record ended: bytes there that are no record are a defect and skipped
+        (without it they are an error, as at the start of a file)."""
         self._gen += 1
         self._pos = offset
         self._unit = None
         self._unit_pos = 0
+        self._at_start = not resync
         self._iter = self._records()
 
     @property
     def position(self) -> int:
         """Offset of the next record or gzip member (after the current record is finished)."""
         return self._pos
+
+    @property
+    def defects(self) -> list:
+        """The defects found so far, in the order found (a list of Defect)."""
+        return list(self._sink.items)
+
+    def report(self, offset: int, kind: str, problem: str, action: str) -> None:
+        """Add a defect found by a user of the records (the indexer: records it cannot index)."""
+        self._sink.add(offset, kind, problem, action)
+
+    def next_member(self) -> int:
+        """Leave the gzip member the current record shares with others (records that have no
+        offsets of their own); return the offset of the next member."""
+        if self._unit is not None and self._unit.gz:
+            self._pos = self._reader.member_finish()
+            self._unit = None
+            self._gen += 1
+            self._iter = self._records()
+        return self._pos
+
+    def find_record(self, after: int) -> int:
+        """The offset of the first place after ``after`` where a record seems to start (gzip: a
+        member whose data begins with one), or of the end of the file when there is none (a
+        stream looks only at what it still holds, and is read to its end then)."""
+        start = max(after + 1, self._reader.floor)
+        if self._reader.format == FORMAT_GZIP:
+            found = self._find_member(start)
+        elif self.gzip:   # zstd: frames are not searched for
+            found = None
+        else:
+            found = find_record(self._reader.read_at, start)
+        return found if found is not None else self._end_of(start)
 
     def close(self) -> None:
         self._reader.close()
@@ -249,60 +178,187 @@ class ArchiveIterator:
 
     def _next_record(self) -> Optional[Record]:
         self._gen += 1
-        reader = self._reader
         while True:
-            if self.gzip:
-                if self._unit is None:
-                    if not reader.member_begin(self._pos):
-                        return None
-                    self._pos = reader.member_offset  # zstd: past skippable frames
-                    self._unit = _Unit(reader, True, self._pos)
-                    self._unit_pos = 0
-                unit, pos = self._unit, self._unit_pos
-            else:
-                unit, pos = _Unit(reader, False, self._pos), 0
-            start = self._skip_blank(unit, pos)
-            if start is None:  # nothing but blank lines up to the end of the member / file
-                if not self.gzip:
-                    return None
-                if self._unit_pos == 0:
-                    _warn("%s: gzip member at byte %d holds no record; skipped", self.path, self._pos)
-                self._pos = reader.member_finish()
-                self._unit = None
+            if not self.gzip:
+                got = self._next_plain()
+                if got is not False:
+                    return got
                 continue
+            if self._unit is None:
+                began = self._begin_unit()
+                if began is None or isinstance(began, Record):
+                    return began
+            unit, pos = self._unit, self._unit_pos
+            assert unit is not None
+            start = skip_blank(unit.read, pos)
+            if start is None:   # nothing but blank lines up to the end of the member
+                if pos == 0:
+                    self._sink.add(self._pos, EMPTY_MEMBER, "gzip member holds no record", "skipped")
+                self._leave_member()
+                continue
+            if pos == 0:
+                line = first_line(unit.read, start)
+                if record_line(line) is None:
+                    if self._at_start:
+                        raise self._not_a_record(self._pos, line)
+                    self._sink.add(self._pos, GARBAGE, f"gzip member holds no record: its data begins {_show(line)}",
+                                   "skipped")
+                    self._leave_member()
+                    continue
+                if start > 0:
+                    self._sink.add(self._pos, BLANK_LINES, f"gzip member begins with {start} blank bytes",
+                                   "its record is read after them")
             return self._parse_record(unit, start)
 
-    def _skip_blank(self, unit: _Unit, pos: int) -> Optional[int]:
-        """Position of the first non-blank line at or after pos, None at the end of the unit."""
-        first = unit.read(pos, 64)
-        if not first:
-            return None
-        if first[0] not in _WS:  # the usual case: a record starts right here
-            return pos
-        while True:
-            chunk = unit.read(pos, 4096)
-            if not chunk:
-                return None
-            i = 0
-            n = len(chunk)
-            while i < n:
-                nl = chunk.find(b"\n", i)
-                if nl < 0 and n == 4096:
-                    break  # the line continues past this chunk: read again from its start
-                line = chunk[i : nl + 1] if nl >= 0 else chunk[i:]
-                if decode_line(line).strip():
-                    return pos + i
-                i += len(line)
-            if i == 0:
-                # one line longer than the chunk: blank only if it is all whitespace
-                if chunk.strip(_WS):
-                    return pos
-                i = len(chunk)
-            pos += i
-            if n < 4096:
-                return None
+    def _leave_member(self) -> None:
+        self._pos = self._reader.member_finish()
+        self._unit = None
 
-    def _read_head(self, unit: _Unit, pos: int, limit: Optional[int], what: str) -> Head:
+    def _not_a_record(self, off: int, line: bytes) -> RecordFormatError:
+        return RecordFormatError(self.path, off, f"not a WARC or ARC record; first line {line[:80]!r}",
+                                 "is this an archive file? --skip-errors skips it")
+
+    def _next_plain(self):   # -> Optional[Record], or False: go round again
+        """The record at self._pos of a plain file (after blank lines); bytes there that are no
+        record are skipped as a defect, or are an error at the start."""
+        reader = self._reader
+        at = self._pos
+        start = skip_blank(reader.read_at, at)
+        if start is None:
+            if not reader.at_end(at):
+                end = self._end_of(at)
+                self._sink.add(at, BLANK_LINES, f"{end - at} blank bytes at the end of the file", "ignored")
+                self._pos = end
+            return None
+        line = first_line(reader.read_at, start)
+        if record_line(line) is not None:
+            if start > at:
+                where = "before the first record" if at == 0 else "between records"
+                self._sink.add(at, BLANK_LINES, f"{start - at} blank bytes {where}", "ignored")
+            return self._parse_record(Unit(reader, False, at), start - at)
+        if self._at_start:
+            raise self._not_a_record(start, line)
+        if len(line) < LINE_MAX and cut_first_line(line) and reader.at_end(start + len(line)):
+            raise TruncatedError(self.path, start, "the file ends inside the first line of a record",
+                                 "the file was cut short; --skip-errors indexes what comes before")
+        nxt = find_record(reader.read_at, start)
+        end = nxt if nxt is not None else self._end_of(start)
+        self._sink.add(at, GARBAGE, f"{end - at} bytes that are no record (they begin {_show(line)})",
+                       f"reading on at byte {nxt}" if nxt is not None else "skipped to the end of the file")
+        if nxt is None:
+            self._pos = end
+            return None
+        self._pos = nxt
+        return False
+
+    def _begin_unit(self):   # -> None (the end), True (a member began) or a Record (a plain record)
+        """Begin the gzip member (zstd frame) at self._pos. Bytes before it that are no member:
+        an uncompressed record is read as such (as warcio does); anything else is skipped up
+        to the next member that holds a record."""
+        reader = self._reader
+        while True:
+            pos = self._pos
+            if reader.format == FORMAT_GZIP and not self._at_start:
+                head = reader.read_at(pos, 3)
+                if not head:
+                    return None
+                if head[:2] != GZIP_MAGIC[:2] and not GZIP_MAGIC.startswith(head):   # (else a gzip error)
+                    got = self._gap_in_gzip(pos)
+                    if got is True:
+                        continue
+                    return got
+            if not reader.member_begin(pos):
+                return None
+            self._pos = reader.member_offset   # zstd: past skippable frames
+            self._unit = Unit(reader, True, self._pos)
+            self._unit_pos = 0
+            return True
+
+    def _gap_in_gzip(self, pos: int):   # -> True (self._pos is now a member), None (the end), or a Record
+        reader = self._reader
+        at = skip_blank(reader.read_at, pos)
+        if at is None:
+            end = self._end_of(pos)
+            self._sink.add(pos, BLANK_LINES, f"{end - pos} blank bytes after the last gzip member", "ignored")
+            self._pos = end
+            return None
+        if reader.read_at(at, 3) == GZIP_MAGIC:
+            self._sink.add(pos, BLANK_LINES, f"{at - pos} blank bytes between gzip members", "ignored")
+            self._pos = at
+            return True
+        line = first_line(reader.read_at, at)
+        if record_line(line) is not None:
+            blank = f" after {at - pos} blank bytes" if at > pos else ""
+            self._sink.add(at, PLAIN_RECORD, f"record is not gzip-compressed{blank}",
+                           "read as an uncompressed record, as warcio reads it")
+            return self._parse_record(Unit(reader, False, pos), at - pos)
+        nxt = self._find_member(at)
+        end = nxt if nxt is not None else self._end_of(at)
+        self._sink.add(pos, GARBAGE, f"{end - pos} bytes between gzip members that are no gzip member "
+                                     f"(they begin {_show(reader.read_at(at, 40))})",
+                       f"reading on at byte {nxt}" if nxt is not None else "skipped to the end of the file")
+        self._pos = end
+        return True if nxt is not None else None
+
+    def _find_member(self, pos: int) -> Optional[int]:
+        """The first gzip member at or after pos whose data begins with a record (after blank lines)."""
+        reader = self._reader
+        while True:
+            chunk = reader.read_at(pos, SCAN + 2)
+            i = chunk.find(GZIP_MAGIC)
+            while 0 <= i < SCAN:
+                cand = pos + i
+                try:
+                    if reader.member_begin(cand) and _begins_record(reader.member_head(1024)):
+                        return cand
+                except CorruptRecordError:   # not a member after all
+                    pass
+                i = chunk.find(GZIP_MAGIC, i + 1)
+            if len(chunk) <= SCAN:
+                return None
+            pos += SCAN
+
+    def _extend(self, unit: Unit, end: int) -> bool:
+        """A read of unit (a record's gzip member) stops at the member's end, at unit position
+        end, short of the record's end: if the next member goes on with the record (its data
+        does not begin with a record), begin it (a defect: the record is split across members)."""
+        reader = self._reader
+        if (not isinstance(reader, Reader) or reader.format != FORMAT_GZIP or end != unit.seg + reader.member_produced
+                or not reader.member_done):
+            return False
+        nxt = reader.member_finish()
+        data = self._peek_member(nxt)
+        if data is None or not data.strip() or _begins_record(data):
+            return False
+        reader.member_begin(nxt)
+        self._sink.add(unit.base, SPLIT_RECORD, f"record goes on in the next gzip member, at byte {nxt}",
+                       "read across the members, its length covering them")
+        return True
+
+    def _peek_member(self, off: int) -> Optional[bytes]:
+        """The first bytes of the data of the gzip member at off (inflated aside: the current
+        member stays as it is), or None when no member is there."""
+        raw = self._reader.read_at(off, 1 << 16)
+        if raw[:3] != GZIP_MAGIC:
+            return None
+        try:
+            return zlib.decompressobj(31).decompress(raw, 4096)
+        except zlib.error:
+            return None
+
+    def _end_of(self, pos: int) -> int:
+        """The offset where the file ends (a stream is read to its end)."""
+        size = self._reader.size
+        if size is not None:
+            return max(size, pos)
+        while True:
+            chunk = self._reader.read_at(pos, 1 << 16)
+            pos += len(chunk)
+            if len(chunk) < 1 << 16:
+                return pos
+
+    # ------------------------------------------------------------------ heads
+    def _read_head(self, unit: Unit, pos: int, limit: Optional[int], what: str) -> Head:
         """Parse the head at unit position pos, within [pos, limit) when limit is given."""
         n = HEAD_FIRST
         while True:
@@ -310,6 +366,14 @@ class ArchiveIterator:
             buf = unit.read(pos, want) if want > 0 else b""
             final = len(buf) < n  # the unit or the limit ends within the buffer
             head = parse_head(buf, 0, len(buf), final)
+            if (head is not None and final and unit.gz and len(buf) < want and buf.strip()
+                    and not buf[: head.end].endswith((b"\n\n", b"\n\r\n"))):
+                # the member ends inside the head: the record may go on in the next member
+                unit.limit, unit.extend = pos + HEAD_MAX, self._extend
+                more = unit.read(pos, want)
+                unit.limit = None
+                if len(more) > len(buf):
+                    continue
             if head is not None:
                 return head
             if n >= HEAD_MAX:
@@ -318,7 +382,7 @@ class ArchiveIterator:
                                         "--skip-errors skips this record")
             n *= 4
 
-    def _parse_record(self, unit: _Unit, pos: int) -> Record:
+    def _parse_record(self, unit: Unit, pos: int) -> Record:
         rec_off = unit.base + (pos if not unit.gz else 0)
         head = self._read_head(unit, pos, None, "record head")
         rec = Record()
@@ -334,30 +398,25 @@ class ArchiveIterator:
             rec.headers = Headers(proto[0], proto[1], head.fields, head.total_len)
             rec.type = rec.headers.get("WARC-Type")
             length_text = rec.headers.get("Content-Length")
-            block = head.end
+            block = pos + head.end
+            length = self._warc_length(rec, unit, length_text)
         else:
-            block = self._parse_arc(rec, unit, pos, head)
-            length_text = rec.headers.get("Content-Length")
-        block += pos
-        sub = rec.headers.total_len if rec.format == "arc" else 0
-        if length_text is None:
-            if not unit.gz:
-                raise RecordFormatError(self.path, rec_off, "record has no Content-Length",
-                                        "the end of the record cannot be found in a plain file")
-            rec.content_length = None
-            rec._content_end = None
-        else:
-            try:
-                length = int(length_text) - sub
-            except ValueError:
-                length = -1
-            if length < 0:
-                raise RecordFormatError(self.path, rec_off, f"invalid Content-Length {length_text!r}",
-                                        "--skip-errors skips this record")
-            rec.content_length = length
-            rec._content_end = block + length
+            arc = parse_arc(unit.read(pos, ARC_HEAD_MAX))
+            if arc is None:
+                raise self._not_a_record(rec_off, unit.read(pos, 80))
+            rec.format = "arc"
+            rec.type = arc.type
+            rec.headers = arc.headers
+            rec._note = arc.note
+            block = pos + arc.end
+            length = arc.length
+        self._at_start = False
+        rec.content_length = length
+        rec._content_end = block + length if length is not None else None
         rec._block = block
         rec._payload = block
+        if unit.gz and pos == 0 and rec._content_end is not None:   # its content may run on into the next member
+            unit.limit, unit.extend = rec._content_end, self._extend
         if self.types is not None and rec.type not in self.types:
             return rec  # dropped by the caller: its block is never looked at
         if self.parse_http and rec.type in HTTP_RECORDS:
@@ -366,54 +425,47 @@ class ArchiveIterator:
                 h = self._read_head(unit, block, rec._content_end, "HTTP head")
                 if h.total_len == 0:
                     if rec.type != "revisit":
-                        raise TruncatedError(self.path, rec_off, f"{rec.type} record has no content",
-                                             "--skip-errors skips this record")
+                        if not unit.gz:
+                            raise TruncatedError(self.path, rec_off, f"{rec.type} record has no content",
+                                                 "--skip-errors skips this record")
+                        self._short_content(rec, block)   # its gzip member ends with its WARC head
                 else:
                     rec.http = http_head(h)
                     rec._payload = block + h.end
         return rec
 
-    def _parse_arc(self, rec: Record, unit: _Unit, pos: int, head: Head) -> int:
-        """An ARC record: its first line is `url ip date mime length`; return where its block starts."""
-        buf = unit.read(pos, 64 * 1024)
-        nl = buf.find(b"\n")
-        first = buf[: nl + 1] if nl >= 0 else buf
-        line = decode_line(first).rstrip()
-        end = len(first)
-        total = 0
-        if line.startswith("filedesc://"):
-            for _ in range(2):  # version line and field-spec line belong to the head
-                nxt = buf.find(b"\n", end)
-                raw = buf[end : nxt + 1] if nxt >= 0 else buf[end:]
-                total += len(decode_line(raw))
-                end += len(raw)
-        parts = line.rsplit(" ", 4)
-        if len(parts) != 5:
-            raise RecordFormatError(self.path, unit.base + (pos if not unit.gz else 0),
-                                    f"not a WARC or ARC record; first line {line[:80]!r}",
-                                    "is this an archive file? --skip-errors skips it")
-        uri, ip, date, mime, length = parts
-        fields = []
-        if uri.startswith("filedesc://"):
-            rec.type = "warcinfo"
-            fields = [("WARC-Type", "warcinfo"), ("WARC-Record-ID", new_record_id()),
-                      ("WARC-Filename", uri[len("filedesc://"):])]
-        else:
-            rec.type = "response"
-            mime = "application/http;msgtype=response"
-            fields = [("WARC-Type", "response"), ("WARC-Record-ID", new_record_id()),
-                      ("WARC-Target-URI", uri)]
-        fields += [("WARC-IP-Address", ip), ("WARC-Date", timestamp_to_iso_date(date)),
-                   ("Content-Type", mime), ("Content-Length", length)]
-        rec.format = "arc"
-        rec.headers = Headers("WARC/1.0", "", fields, total)
-        return end
+    def _warc_length(self, rec: Record, unit: Unit, text: Optional[str]) -> Optional[int]:
+        """The content length of a WARC record as warcio reads it: an invalid Content-Length is 0."""
+        if text is None:
+            if not unit.gz:
+                raise RecordFormatError(self.path, rec.offset, "record has no Content-Length",
+                                        "the end of the record cannot be found in a plain file")
+            rec._note = (CONTENT_LENGTH, "record has no Content-Length", "it ends with its gzip member")
+            return None
+        try:
+            n = int(text)
+        except ValueError:
+            n = -1
+        if n < 0:
+            rec._note = (CONTENT_LENGTH, f"invalid Content-Length {text!r}", "read as 0 bytes, as warcio reads it")
+            return 0
+        return n
 
     # ------------------------------------------------------------------ record end
     def _short_content(self, rec: Record, got: int) -> None:
-        raise TruncatedError(self.path, rec.offset,
-                             f"record ends after {got - rec._block} of its {rec.content_length} content bytes",
-                             "the file is cut short or Content-Length is wrong; --skip-errors skips it")
+        """The content ends before Content-Length says: a truncated plain file (an error), or
+        a gzip member holding less than the record claims (a defect: the record ends there)."""
+        problem = f"record ends after {got - rec._block} of its {rec.content_length} content bytes"
+        if not rec._unit.gz:
+            raise TruncatedError(self.path, rec.offset, problem,
+                                 "the file is cut short or Content-Length is wrong; --skip-errors skips it")
+        self._sink.add(rec.offset, CONTENT_LENGTH, f"{problem}: its gzip member ends there",
+                       "the record ends with its member", error=TruncatedError)
+
+    def _report_note(self, rec: Record) -> None:
+        if rec._note is not None:
+            kind, problem, action = rec._note
+            self._sink.add(rec.offset, kind, problem, action)
 
     def _finish(self, rec: Record) -> None:
         """Find where rec ends and where the next record starts."""
@@ -426,7 +478,7 @@ class ArchiveIterator:
         else:
             self._finish_plain_record(rec, unit)
 
-    def _finish_member_record(self, rec: Record, unit: _Unit) -> None:
+    def _finish_member_record(self, rec: Record, unit: Unit) -> None:
         reader = self._reader
         end = rec._content_end
         sl = reader.member_sl
@@ -434,55 +486,157 @@ class ArchiveIterator:
                 and sl[1] == end + 4 and reader.seekable):  # a stream could not come back if `sl` is wrong
             member_end = reader.member_finish()
             if reader.member_trusted or (member_end - rec.offset == sl[0] and reader.member_produced == sl[1]):
+                self._report_note(rec)
                 rec._length = member_end - rec.offset
                 self._pos = member_end
                 self._unit = None
                 return
             # `sl` was wrong: the member was inflated; read it again to check its tail
             reader.member_begin(rec.offset)
-        if end is None:
-            self._pos = reader.member_finish()
-            rec._length = self._pos - rec.offset
-            self._unit = None
+        if end is None or (end > 0 and len(unit.read(end - 1, 1)) < 1):
+            if end is not None:
+                self._short_content(rec, unit.seg + reader.member_produced)
+            self._report_note(rec)
+            self._member_done(rec)
             return
-        if end > 0 and len(unit.read(end - 1, 1)) < 1:
-            self._short_content(rec, reader.member_produced)
-        nxt = self._skip_blank(unit, end)
+        sep = ARC_SEPARATOR if rec.format == "arc" else WARC_SEPARATOR
+        tail = unit.read(end, 4096)
+        if tail == sep:
+            self._report_note(rec)
+            self._member_done(rec)
+            return
+        nxt = self._member_tail(rec, unit, end, sep, tail)
         if nxt is None:
-            self._pos = reader.member_finish()
-            rec._length = self._pos - rec.offset if rec.member_pos == 0 else None
-            self._unit = None
-        else:
-            # another record follows inside the same member (whole-file gzip)
+            self._member_done(rec)
+        else:   # another record follows inside the same member (whole-file gzip)
             self._unit_pos = nxt
             rec._length = None
 
-    def _finish_plain_record(self, rec: Record, unit: _Unit) -> None:
+    def _member_done(self, rec: Record) -> None:
+        self._pos = self._reader.member_finish()
+        rec._length = self._pos - rec.offset if rec.member_pos == 0 else None
+        self._unit = None
+
+    def _member_tail(self, rec: Record, unit: Unit, end: int, sep: bytes, tail: bytes) -> Optional[int]:
+        """What follows a record's content inside its gzip member, when it is not just its
+        separator: report it; return where another record begins in the member, if one does."""
+        word = "CRLFCRLF" if sep == WARC_SEPARATOR else "LF"
+        lead = rec._note[1] + ", and the record" if rec._note is not None else "record"
+        skind = rec._note[0] if rec._note is not None else SEPARATOR   # one defect per record: the head's first
+        field = "length" if rec.format == "arc" else "Content-Length"
+        cl = rec._note[1] + " (read as 0)" if rec._note is not None else f"{field} {rec.headers.get('Content-Length')}"
+        line = first_line(unit.read, end)
+        if not line:
+            self._sink.add(rec.offset, skind, f"{lead} is not followed by {word}: its gzip member ends",
+                           "read as if it were")
+            return None
+        j = end + len(line)
+        k = skip_blank(unit.read, j)
+        if is_blank(line):
+            if k is None:
+                self._sink.add(rec.offset, skind, f"{lead} is followed by {_show(tail)} instead of {word}",
+                               "read as if it were")
+                return None
+            if record_line(first_line(unit.read, k)) is not None:
+                if unit.read(end, k - end) != sep:
+                    self._sink.add(rec.offset, skind, f"{lead} is followed by {k - end} blank bytes, not {word}",
+                                   "the next record of its gzip member read after them")
+                else:
+                    self._report_note(rec)
+                return k
+            junk = k
+        else:
+            problem = f"{cl} does not end the record: a line that is not blank follows ({_show(line)})"
+            if k is None:
+                self._sink.add(rec.offset, CONTENT_LENGTH, problem,
+                               "the record ends with its gzip member, as warcio reads it")
+                return None
+            if record_line(first_line(unit.read, k)) is not None:
+                self._sink.add(rec.offset, CONTENT_LENGTH, problem,
+                               "the next record of its gzip member read after that line, as warcio reads it")
+                return k
+            junk = j
+        found = find_record(unit.read, junk)
+        self._sink.add(rec.offset, CONTENT_LENGTH,
+                       f"{cl} does not end the record: it is followed by bytes that are no record ({_show(line)})",
+                       "the next record of its gzip member read after them" if found is not None
+                       else "the record ends with its gzip member")
+        return found
+
+    def _finish_plain_record(self, rec: Record, unit: Unit) -> None:
         end = rec._content_end
         assert end is not None
+        start = rec.offset - unit.base
         if end > 0 and len(unit.read(end - 1, 1)) < 1:
             size = self._reader.size
             self._short_content(rec, (size - unit.base) if size is not None else rec._block)
-        chunk = unit.read(end, 4096)
-        nl = chunk.find(b"\n")
-        first = chunk[: nl + 1] if nl >= 0 else chunk
-        if first and decode_line(first).strip():
-            raise RecordFormatError(self.path, rec.offset,
-                                    f"record is not followed by a blank line but by {first[:40]!r}",
-                                    "its Content-Length is probably wrong; --skip-errors skips it")
-        nxt = self._skip_blank(unit, end)
-        rec._length = end
-        self._pos = unit.base + (nxt if nxt is not None else self._end_of(unit, end))
+        rec._length = end - start
+        sep = ARC_SEPARATOR if rec.format == "arc" else WARC_SEPARATOR
+        at = unit.base + end
+        tail = unit.read(end, len(sep))
+        if tail == sep:
+            self._report_note(rec)
+            self._pos = at + len(sep)
+            return
+        self._pos = self._plain_tail(rec, unit, end, sep)
 
-    def _end_of(self, unit: _Unit, pos: int) -> int:
-        while True:
-            chunk = unit.read(pos, 1 << 16)
-            pos += len(chunk)
-            if len(chunk) < 1 << 16:
-                return pos
+    def _plain_tail(self, rec: Record, unit: Unit, end: int, sep: bytes) -> int:
+        """What follows a plain record that is not followed by its separator: report it; return
+        where the next record begins (warcio's next line when it is one, else a search)."""
+        read = self._reader.read_at
+        at = unit.base + end
+        word = "CRLFCRLF" if sep == WARC_SEPARATOR else "LF"
+        lead = rec._note[1] + ", and the record" if rec._note is not None else "record"
+        skind = rec._note[0] if rec._note is not None else SEPARATOR   # one defect per record: the head's first
+        field = "length" if rec.format == "arc" else "Content-Length"
+        cl = rec._note[1] + " (read as 0)" if rec._note is not None else f"{field} {rec.headers.get('Content-Length')}"
+        line = first_line(read, at)
+        if not line:
+            self._sink.add(rec.offset, skind, f"{lead} is not followed by {word}: the file ends",
+                           "read as if it were")
+            return at
+        # warcio reads the line after the content as the separator, whatever it is, then blank lines
+        k = skip_blank(read, at + len(line))
+        starts = k is None or self._starts_record(k)
+        nxt = k if k is not None else self._end_of(at)
+        if starts and is_blank(line):
+            self._sink.add(rec.offset, skind, f"{lead} is followed by {_show(read(at, nxt - at))} instead of {word}",
+                           f"reading on at byte {nxt}" if k is not None else "the file ends")
+            return nxt
+        if starts:
+            self._sink.add(rec.offset, CONTENT_LENGTH,
+                           f"{cl} does not end the record: a line that is not blank follows ({_show(line)})",
+                           f"{nxt - at} bytes skipped, reading on at byte {nxt} as warcio does" if k is not None
+                           else f"{nxt - at} bytes skipped to the end of the file")
+            return nxt
+        # warcio gives up here. A Content-Length too long swallows the start of the next record:
+        # look for it from a little before the record's end on
+        base = max(unit.base + rec._block, at - LOOKBACK)
+        found = self._find_member(base) if self.gzip else find_record(read, base)
+        if (found is None or found > at) and not self.gzip and record_line(line, True) is not None:
+            found = at   # it begins right where this one ends, though not at a line start
+        if found == at and rec._note is None:   # the next record right after this one: no blank line between
+            self._sink.add(rec.offset, skind, f"record is not followed by {word}: the next record begins "
+                                                  "right after it", f"reading on at byte {at}")
+            return at
+        self._sink.add(rec.offset, CONTENT_LENGTH,
+                       f"{cl} does not end the record: it is followed by {_show(read(at, 41))}",
+                       f"the next record found at byte {found}" if found is not None
+                       else "no record follows: skipped to the end of the file")
+        return found if found is not None else self._end_of(at)
+
+    def _starts_record(self, pos: int) -> bool:
+        """Does a record (a gzip member, in a gzip file) begin at pos?"""
+        read = self._reader.read_at
+        if self.gzip and read(pos, 3) == GZIP_MAGIC:
+            return True
+        return record_line(first_line(read, pos)) is not None
 
 
-def open(source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,
-         parse_http: bool = True, offset: Optional[int] = None) -> ArchiveIterator:  # noqa: A001
+def open(source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,  # noqa: A001
+         parse_http: bool = True, offset: Optional[int] = None, strict: bool = False,
+         on_defect: Optional[OnDefect] = None, name: Optional[str] = None) -> ArchiveIterator:
     """Iterate the records of a WARC/ARC file: plain, gzip or Zstandard (told by its first bytes)."""
-    return ArchiveIterator(source, types=types, verify=verify, parse_http=parse_http, offset=offset)
+    return ArchiveIterator(source, types=types, verify=verify, parse_http=parse_http, offset=offset,
+                           strict=strict, on_defect=on_defect, name=name)
+

@@ -5,7 +5,8 @@ Files gzipped whole, with many records per member, with records split
 across members, or not compressed at all, cannot be indexed record by
 record. As ``warcio recompress`` does, each record is written again on its
 own — a WARC record's head and block byte for byte, only the compression
-changes; an ARC record as the WARC record warcio writes for it
+changes (but for a Content-Length the reader found wrong, which is set to
+the block as read); an ARC record as the WARC record warcio writes for it
 (warchive.warc.arc2warc) — and the output is published by atomic rename
 (warchive.durable.AtomicOutput). When the records of a gzip file cannot be
 read member by member, the whole file is inflated first (every member, one
@@ -21,7 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from typing import IO, Optional
+from typing import IO, List, Optional
 
 from isal import igzip
 
@@ -29,7 +30,9 @@ from ..durable import AtomicOutput
 from ..errors import ArchiveError, CorruptRecordError
 from .arc2warc import warc_record
 from .builder import CRLF2
+from .defects import Defect, Defects, OnDefect
 from .encode import Encoder
+from .headers import Headers
 from .reader import ArchiveIterator, Record
 
 REMEDY = "recompress copies whole, readable records only; warchive check says what is damaged"
@@ -48,17 +51,26 @@ def _raw_head(rec: Record) -> bytes:
     return rec.headers.to_bytes()
 
 
-def _copy_records(path: str, name: str, out: AtomicOutput, encoder: Encoder) -> int:
-    """Write every record of the file ``path`` (called ``name`` in errors) into ``out``."""
+def _head_for(rec: Record, length: int) -> bytes:
+    """The head to write for a record whose block as read is ``length`` bytes: as stored, or with
+    its Content-Length made right when it was wrong (a defect the reader has reported)."""
+    if rec.headers.get("Content-Length") == str(length):
+        return _raw_head(rec)
+    head = Headers(rec.headers.protocol, rec.headers.statusline, list(rec.headers.fields))
+    head.replace("Content-Length", str(length))
+    return head.to_bytes()
+
+
+def _copy_records(path: str, name: str, out: AtomicOutput, encoder: Encoder, defects: List[Defect]) -> int:
+    """Write every record of the file ``path`` (called ``name`` in errors) into ``out``; the
+    defects read past go into ``defects``."""
     count = 0
     out.write(encoder.preamble)
-    with ArchiveIterator(path, verify=True, parse_http=False) as it:
+    with ArchiveIterator(path, verify=True, parse_http=False, on_defect=defects.append) as it:
         for rec in it:
             block = rec.block().read()
-            if rec.content_length is not None and len(block) != rec.content_length:
-                raise CorruptRecordError(name, rec.offset, "record is shorter than its Content-Length", REMEDY)
             if rec.format == "warc":
-                data = b"".join((_raw_head(rec), block, CRLF2))
+                data = b"".join((_head_for(rec, len(block)), block, CRLF2))
             else:
                 data = warc_record(rec, block).to_bytes()
             pieces, _ = encoder.encode(data)
@@ -79,12 +91,20 @@ def _inflate_all(src: str, dst: IO[bytes]) -> None:
         shutil.copyfileobj(g, dst, 1 << 20)
 
 
-def recompress(src: str, dst: str, compression: str = "gzip", level: Optional[int] = None) -> int:
-    """Rewrite src into dst with one compressed unit per WARC record; the number of records."""
+def recompress(src: str, dst: str, compression: str = "gzip", level: Optional[int] = None,
+               on_defect: Optional[OnDefect] = None) -> int:
+    """Rewrite src into dst with one compressed unit per WARC record; the number of records.
+
+    Defects the reader reads past (warchive.warc.defects) are passed to ``on_defect`` once the
+    output is complete (default: a DefectWarning each); those of the inflated copy name the
+    input, "(inflated)"."""
     encoder = Encoder(compression, level, None)
+    defects: List[Defect] = []
     try:
         with AtomicOutput(dst) as out:
-            return _copy_records(src, src, out, encoder)
+            n = _copy_records(src, src, out, encoder, defects)
+        _tell(defects, on_defect, src)
+        return n
     except CorruptRecordError as first:
         if not _is_gzip(src):
             raise first.restated(REMEDY) from first   # a plain or zstd file reads no other way
@@ -99,8 +119,17 @@ def recompress(src: str, dst: str, compression: str = "gzip", level: Optional[in
                                      f"inflated as a whole ({e})", REMEDY) from e
         plain.flush()
         try:
+            defects = []
             with AtomicOutput(dst) as out:
-                return _copy_records(plain.name, src, out, encoder)
+                n = _copy_records(plain.name, src, out, encoder, defects)
+            _tell(defects, on_defect, f"{src} (inflated)")
+            return n
         except CorruptRecordError as e:   # named after the temporary file: say which bytes of the input
             raise CorruptRecordError(src, None, f"at byte {e.offset} of its inflated bytes: {e.problem}",
                                      REMEDY) from e
+
+
+def _tell(defects: List[Defect], on_defect: Optional[OnDefect], name: str) -> None:
+    sink = Defects(name, on_defect=on_defect)
+    for d in defects:
+        sink.add(d.offset, d.kind, d.problem, d.action)

@@ -31,7 +31,7 @@ def valid_prefix(path: str) -> Tuple[int, int]:
     records = 0
     good = 0
     try:
-        with ArchiveIterator(path, verify=True) as it:
+        with ArchiveIterator(path, verify=True, strict=True) as it:   # a defect ends the sound prefix
             for rec in it:
                 if rec.format == "warc" and (rec.headers.get("WARC-Type") is None):
                     break

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
+from .defects import ARC_VERSION_BLOCK
 from .digest import CHECKED, Dechunker, Digest, DigestError, new_hasher
 from .reader import Record
 
@@ -52,6 +53,10 @@ DEFECTS: Dict[str, Defect] = {d.name: d for d in (
            "with the chunked transfer coding removed",
            "warcio's writer (webrecorder/warcio#74, #75), Heritrix FetchHTTP over HTTP/1.1 "
            "(internetarchive/heritrix3#769) and other writers that digest the body as received"),
+    Defect(ARC_VERSION_BLOCK,
+           "an ARC file's filedesc:// header declares a length one byte (or a few) short of its own "
+           "version block, so the header reads as a version block without content",
+           "the Internet Archive's ARC writers (the ARC files pywb, warcio and cdxj-indexer test with)"),
 )}
 
 

@@ -31,23 +31,37 @@ def _skippable(magic: int) -> bool:
     return (magic & 0xFFFFFFF0) == 0x184D2A50
 
 
+def skippable_magic(head: bytes) -> bool:
+    """Do these first four bytes open a skippable frame (as a dictionary frame does)?"""
+    return len(head) >= 4 and _skippable(struct.unpack("<I", head[:4])[0])
+
+
 class ZstFrames:
     """Frames of a .warc.zst file, one at a time, decompressed as a stream."""
 
     format = FORMAT_ZSTD
 
-    def __init__(self, source: Union[str, os.PathLike[str], BinaryIO], offset: Optional[int] = None) -> None:
+    def __init__(self, source: Union[str, os.PathLike[str], BinaryIO, Any], offset: Optional[int] = None) -> None:
+        self._win: Any = None   # a stream: an object with read_at(off, n) that reads it forward
+        self.size: Optional[int] = None
         if isinstance(source, (str, bytes, os.PathLike)):
-            self.path: Optional[str] = os.fspath(source)
-            self._f: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+            self.path: Optional[str] = os.fsdecode(os.fspath(source))
+            self._f: Any = open(self.path, "rb")  # noqa: SIM115 - closed by close()
             self._own = True
+        elif hasattr(source, "read_at"):
+            self._win = source
+            self._f = None
+            self._own = False
+            name = getattr(source, "name", None)
+            self.path = name if isinstance(name, str) else None
         else:
             self._f = source
             self._own = False
             name = getattr(source, "name", None)
             self.path = name if isinstance(name, str) else None
-        self._f.seek(0, os.SEEK_END)
-        self.size = self._f.tell()
+        if self._win is None:
+            self._f.seek(0, os.SEEK_END)
+            self.size = self._f.tell()
         self.start = 0 if offset is None else offset
         self._dict: Optional[zstandard.ZstdCompressionDict] = None
         self._data_start = self._read_dictionary()
@@ -58,8 +72,19 @@ class ZstFrames:
 
     # -- file
     def read_at(self, off: int, n: int) -> bytes:
+        if self._win is not None:
+            return self._win.read_at(off, n)
         self._f.seek(off)
         return self._f.read(n)
+
+    @property
+    def seekable(self) -> bool:
+        return self._win is None
+
+    @property
+    def floor(self) -> int:
+        """The first offset that can still be read (a stream forgets what lies further back)."""
+        return self._win.floor if self._win is not None else 0
 
     def close(self) -> None:
         if self._own:

@@ -1,0 +1,307 @@
+"""Files with framing defects: ``warchive index`` against cdxj-indexer 1.5.0, the reader's
+offsets against warcio's, and each defect reported once at its byte.
+
+The files are the ``recover`` fixtures of tests/warcgen.py (one per defect
+class, ARC and WARC, plain and gzipped, see tests/data/README.md) and, in
+the hypothesis test, record sets of the valid fixtures with one defect class
+injected at a drawn record (warcgen.inject_defect). The peers read as far as
+they can; where warcio gives up, tests/peer_resync.py reads again from the
+next record as built, so the oracle is cdxj-indexer's own lines throughout.
+
+The differences are documented (docs/format.md, "Defects") and held here
+exactly, each applied to the peer's output only where the file was built
+with that defect:
+
+- warcio's ARC heads made of text lines that cannot be ARC heads
+  (peer_resync.not_a_record_head): left out of the oracle, and warchive must
+  have reported a defect at or before them;
+- a zero-length gzip member, which warcio counts into the next record:
+  warchive gives that record the offset of its own member
+  (tests/unit/test_bad_input.py proves warcio's offset unloadable);
+- a gzip member holding only blank lines, which warcio reads as a record
+  without WARC-Type (and cdxj-indexer --records all crashes on it): warchive
+  reports an empty member; the oracle of --records all names every type;
+- a record split across gzip members, where warcio gives up (a WARC
+  record) or reads the record without content, ending with its first member
+  (an ARC record): warchive reads it across them; its line is cdxj-indexer's for the record inflated into one
+  member, at the first member's offset, its length covering both;
+- a record of a gzip file after which warcio reads on inside the same member
+  (and gives up, or reads a record of the first kind): warcio's length is how
+  far its buffered reader had got into the member; warchive's is the
+  member's size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+from pathlib import Path
+from typing import List, Tuple
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import peer_resync
+import warcgen
+from conftest import BROKEN_IDS
+from warchive.index.cdx import FileStats, IndexOptions, index_file
+from warchive.warc.reader import open as open_archive
+
+MODES = {"cdxj": [], "cdx11": ["--cdx11"], "records-all": ["--records", "all"], "post-append": ["-p"]}
+RECOVER_IDS = [i for i in BROKEN_IDS if i in warcgen.recover_names()]
+EMPTY_SHA1 = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
+SCALE = float(os.environ.get("WARCHIVE_FUZZ_SCALE", "1"))   # as in tests/unit/test_fuzz.py
+
+
+def _opts(args, said: List[str]) -> IndexOptions:
+    records = args[args.index("--records") + 1] if "--records" in args else None
+    return IndexOptions(cdx11="--cdx11" in args, records=records, post_append="-p" in args, report=said.append)
+
+
+def warchive_lines(path: Path, args) -> Tuple[List[bytes], List[str]]:
+    """warchive's index lines of path (in process: kernel and reference as `warchive index` runs
+    them) and what it reported."""
+    out: List[bytes] = []
+    said: List[str] = []
+    stats = index_file(str(path), out.append, _opts(args, said))
+    assert isinstance(stats, FileStats)
+    return b"".join(out).splitlines(keepends=True), said
+
+
+def _post_append_fixed(lines: List[bytes], plain: List[bytes]) -> List[bytes]:
+    """cdxj-indexer -p digests an already-read payload when a record has no WARC-Payload-Digest
+    (the SHA-1 of nothing; see test_cdxj_vs_cdxj_indexer._post_append_oracle): those digests from
+    its run without -p."""
+    real = {}
+    for x in plain:
+        f = json.loads(x.split(b" ", 2)[2])
+        real[f["offset"]] = f.get("digest")
+    out = []
+    for x in lines:
+        key, ts, js = x.split(b" ", 2)
+        f = json.loads(js)
+        if f.get("digest") == EMPTY_SHA1 and real.get(f["offset"]) not in (None, EMPTY_SHA1):
+            f["digest"] = real[f["offset"]]
+            x = key + b" " + ts + b" " + json.dumps(f).encode() + b"\n"
+        out.append(x)
+    return out
+
+
+def _zero_member_fixed(lines: List[bytes], records: list, defects: list, cdx11: bool) -> List[bytes]:
+    """warcio counts an empty gzip member into the next record: that record's line with the offset
+    and length of its own member (as built)."""
+    empty = {off for off, kind in defects if kind == "empty-member"}
+    if not empty:
+        return lines
+    own = {o: n for o, n, _, _ in records}
+    out = []
+    for x in lines:
+        if x.startswith(b" CDX"):
+            out.append(x)
+            continue
+        off = peer_resync.line_offset(x, cdx11)
+        if off in empty:
+            nxt = min(o for o in own if o > off)
+            x = peer_resync.shift_line(x, nxt - off, cdx11)
+            if cdx11:
+                cols = x.split(b" ")
+                cols[8] = str(own[nxt]).encode()
+                x = b" ".join(cols)
+            else:
+                key, ts, js = x.split(b" ", 2)
+                f = json.loads(js)
+                f["length"] = str(own[nxt])
+                x = key + b" " + ts + b" " + json.dumps(f).encode() + b"\n"
+        out.append(x)
+    return out
+
+
+ALL_TYPES = "warcinfo,response,resource,request,metadata,revisit,conversion,continuation"
+
+
+def _set_length(line: bytes, length: int, cdx11: bool) -> bytes:
+    if cdx11:
+        cols = line.split(b" ")
+        cols[8] = str(length).encode()
+        return b" ".join(cols)
+    key, ts, js = line.split(b" ", 2)
+    f = json.loads(js)
+    f["length"] = str(length)
+    return key + b" " + ts + b" " + json.dumps(f).encode() + b"\n"
+
+
+def _inflated_whole(data: bytes) -> bytes:
+    """One gzip member holding the data of the gzip members that make up ``data``."""
+    out = b""
+    while data:
+        d = zlib.decompressobj(31)
+        out += d.decompress(data)
+        data = d.unused_data
+    return warcgen.gzip_member(out)
+
+
+def _split_lines(path: Path, args, records: list, defects: list, work: Path) -> List[Tuple[int, List[bytes]]]:
+    """cdxj-indexer's lines for each record split across gzip members, made whole: (offset, lines)."""
+    cdx11 = "--cdx11" in args
+    length = {o: n for o, n, _, _ in records}
+    data = path.read_bytes()
+    out = []
+    for off, kind in defects:
+        if kind != "split-record":
+            continue
+        d = work / f"whole-{off}"
+        d.mkdir(parents=True, exist_ok=True)
+        whole = d / path.name
+        whole.write_bytes(_inflated_whole(data[off: off + length[off]]))
+        lines, err = peer_resync.run_peer(whole, [a for a in args if a != "-p"])   # alone, it pairs with none
+        assert err is None, err
+        out.append((off, [_set_length(peer_resync.shift_line(x, off, cdx11), length[off], cdx11)
+                          for x in lines.splitlines(keepends=True) if not x.startswith(b" CDX")]))
+    return out
+
+
+def expected_lines(path: Path, args, records: list, defects: list, work: Path) -> Tuple[List[bytes], list]:
+    """The oracle: cdxj-indexer's lines, read again where it gives up, with the documented
+    differences applied; and the records warcio made of lines that are no record head."""
+    cdx11 = "--cdx11" in args
+    gz = path.name.endswith(".gz")
+    starts = [o for o, *_ in records]
+    kinds = {k for _, k in defects}
+    if "empty-member" in kinds and "--records" in args and args[args.index("--records") + 1] == "all":
+        args = [a if a != "all" else ALL_TYPES for a in args]   # cdxj-indexer crashes on the None type
+    peer = peer_resync.resynced(path, args, starts, work)
+    lines = [x for x in peer.lines if not x.startswith(b" CDX")]   # the CLI writes the header
+    if "-p" in args:
+        plain = peer_resync.resynced(path, [a for a in args if a != "-p"], starts, work).lines
+        lines = _post_append_fixed(lines, plain)
+    lines = _zero_member_fixed(lines, records, defects, cdx11)
+    if gz:   # a record warcio read more after inside its member: the member's size
+        length = {o: n for o, n, _, _ in records}
+        lines = [_set_length(x, length[o], cdx11) if (o := peer_resync.line_offset(x, cdx11)) in peer.cut
+                 and o in length else x for x in lines]
+    for off, more in _split_lines(path, args, records, defects, work):
+        lines = [x for x in lines if peer_resync.line_offset(x, cdx11) != off]   # (ARC: its content empty)
+        at = next((i for i, x in enumerate(lines) if peer_resync.line_offset(x, cdx11) > off), len(lines))
+        lines[at:at] = more
+    return lines, peer.dropped
+
+
+def assert_index_matches(path: Path, args, records: list, defects: list, work: Path, label: str) -> None:
+    expected, dropped = expected_lines(path, args, records, defects, work)
+    got, said = warchive_lines(path, args)
+    assert got == expected, f"{label}\nexpected:\n{b''.join(expected).decode(errors='replace')}\n" \
+                            f"got:\n{b''.join(got).decode(errors='replace')}\nsaid: {said}"
+    # each defect once, at its byte, naming the file
+    warned = [x for x in said if x.startswith("warchive: warning: ")]
+    assert len(warned) == len(defects), (label, said, defects)
+    for line, (off, _) in zip(warned, defects):
+        assert line.startswith(f"warchive: warning: {path} at byte {off}: "), (label, line)
+    # what warcio took for records where no record head is: reported as garbage, where it lies
+    garbage = [off for off, kind in defects if kind in ("garbage", "content-length", "separator")]
+    cdx11 = "--cdx11" in args
+    for x in dropped:
+        off = peer_resync.line_offset(x, cdx11)
+        assert any(g <= off for g in garbage), (label, x, defects)
+
+
+def assert_offsets_match(path: Path, records: list, defects: list, work: Path, label: str) -> None:
+    """The reader's (offset, length, type, uri) of every record are warcio's (read again where it
+    gives up), with the differences of the module docstring."""
+    theirs, cut = peer_resync.warcio_resynced(path, [o for o, *_ in records], work)
+    built = {o: r for o, *_ in records for r in [next(x for x in records if x[0] == o)]}
+    kinds = {o: k for o, k in defects}
+    theirs = [r for r in theirs if not (r[2] is None and kinds.get(r[0]) == "empty-member")]
+    if path.name.endswith(".gz"):
+        theirs = [built[r[0]] if r[0] in cut and r[0] in built else r for r in theirs]
+    for off, kind in defects:
+        if kind == "split-record" and not any(r[0] == off for r in theirs):
+            assert off in cut, (label, cut)   # where warcio gave up
+            theirs.append(built[off])
+    theirs.sort()
+    with open_archive(str(path), on_defect=lambda d: None) as it:
+        ours = [(r.offset, r.length, r.type, r.target_uri) for r in it]
+    assert len(ours) == len(theirs), (label, ours, theirs)
+    for mine, peer, built in zip(ours, theirs, records):
+        if mine != peer:   # only where warcio counts an empty member into this record
+            assert mine == built and peer[0] < mine[0] and peer[0] + peer[1] == mine[0] + mine[1], \
+                (label, mine, peer)
+            assert path.read_bytes()[peer[0]: mine[0]] == warcgen.gzip_member(b""), (label, mine, peer)
+
+
+# --------------------------------------------------------------------------- the fixtures
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("fid", RECOVER_IDS)
+def test_defective_fixture_indexes_as_cdxj_indexer(fid, mode, broken_archives, tmp_path):
+    bf = broken_archives[fid]
+    assert_index_matches(bf.path, MODES[mode], bf.records, bf.defects, tmp_path, f"{fid} [{mode}]")
+
+
+@pytest.mark.parametrize("fid", RECOVER_IDS)
+def test_defective_fixture_offsets_are_warcios(fid, broken_archives, tmp_path):
+    bf = broken_archives[fid]
+    assert_offsets_match(bf.path, bf.records, bf.defects, tmp_path, fid)
+
+
+def test_every_defect_class_has_a_fixture(broken_archives):
+    """Each defect class of warcgen.DEFECT_CLASSES, in each kind of file it applies to, is built
+    into at least one fixture (ARC and WARC where it applies to both)."""
+    seen = {(b.injected, b.path.name.endswith(".gz"), ".arc" in b.path.name)
+            for b in broken_archives.values() if b.expect == "recover"}
+    for kind, (files, what) in warcgen.DEFECT_CLASSES.items():
+        for f in files.split():
+            gz = f == "gz"
+            assert (kind, gz, False) in seen or (kind, gz, True) in seen, (kind, f, what)
+
+
+# --------------------------------------------------------------------------- generated files
+
+_POOL_WARC = warcgen.warc_pieces(warcgen.recs_get_pairs() + warcgen.recs_non_http() + warcgen.recs_resource_metadata()
+                                 + warcgen.recs_chunked()[:3] + warcgen.recs_unicode_urls()[:4])
+_POOL_ARC = warcgen.arc_pieces(warcgen.arc_records("generated.arc"))
+
+
+@st.composite
+def defective_files(draw):
+    arc = draw(st.booleans())
+    gz = draw(st.booleans())
+    if arc:   # the filedesc record first, then some of the others
+        rest = draw(st.lists(st.sampled_from(_POOL_ARC[1:]), min_size=1, max_size=5))
+        pieces = [_POOL_ARC[0]] + rest
+    else:
+        pieces = draw(st.lists(st.sampled_from(_POOL_WARC), min_size=2, max_size=6))
+    kind = draw(st.sampled_from(sorted(warcgen.DEFECT_CLASSES)))
+    i = draw(st.integers(0, len(pieces) - 1))
+    k = draw(st.integers(0, 200))
+    if not warcgen.defect_applies(pieces, gz, kind, i, k):
+        k = draw(st.integers(1, 3))
+    assume(warcgen.defect_applies(pieces, gz, kind, i, k))
+    data, records, defects, _ = warcgen.inject_defect(pieces, gz, kind, i, k)
+    return (("gen.arc" if arc else "gen.warc") + (".gz" if gz else ""), data, records, defects, kind)
+
+
+@settings(max_examples=int(60 * SCALE), deadline=None, database=None, derandomize=not os.environ.get("WARCHIVE_FUZZ_SEED"),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.function_scoped_fixture])
+@given(case=defective_files(), mode=st.sampled_from(list(MODES)))
+def test_generated_defects_index_as_cdxj_indexer(case, mode, tmp_path_factory):
+    name, data, records, defects, kind = case
+    work = tmp_path_factory.mktemp("gen")
+    path = work / name
+    path.write_bytes(data)
+    label = f"{kind} in {name} [{mode}]"
+    assert_index_matches(path, MODES[mode], records, defects, work, label)
+    assert_offsets_match(path, records, defects, work, label)
+
+
+def test_a_text_line_warcio_takes_for_an_arc_head_is_garbage_to_warchive(broken_archives, tmp_path):
+    """The one garbage fixture where warcio reads a record out of a line: cdxj-indexer indexes it
+    (timestamp 29991231235959, no URL scheme); warchive reports the line as garbage instead."""
+    bf = broken_archives["garbage_between_records.warc"]
+    peer = peer_resync.resynced(bf.path, [], [o for o, *_ in bf.records], tmp_path)
+    assert len(peer.dropped) == 1 and b" 29991231235959 " in peer.dropped[0], peer.dropped
+    assert re.search(rb'"url": "<html>a%20page"', peer.dropped[0])
+    assert [k for _, k in bf.defects] == ["garbage"]
