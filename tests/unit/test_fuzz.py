@@ -494,7 +494,7 @@ def windows(w: Optional[int]):
         return
     real_reader, real_ix = gzip_members.Reader, cdx_mod.cdx_lines.LineIndexer
 
-    def reader(source, offset=None, verify=False):
+    def reader(source, offset=None, verify=False, window=None):   # the window asked for is overridden
         return real_reader(source, offset=offset, verify=verify, window=w)
 
     class _Ix:

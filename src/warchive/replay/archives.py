@@ -17,9 +17,11 @@ from typing import Optional, Sequence, Union
 
 from ..errors import ArchiveError, CaptureNotFound, RecordFormatError
 from ..warc.reader import ArchiveIterator, Record
-from ..warc.reader import open as open_warc
 
 PathLike = Union[str, os.PathLike[str]]
+# One record is read at an offset: a small first read (the reader's window grows when a record
+# needs more), where iterating a file reads 1 MiB at a time.
+RECORD_WINDOW = 64 * 1024
 
 
 class ArchiveFileNotFound(CaptureNotFound):
@@ -104,7 +106,7 @@ class Archives:
         CorruptRecordError when none starts there (the index does not match the file)."""
         path = self.path(filename)
         with ExitStack() as on_error:
-            it = on_error.enter_context(open_warc(path, offset=offset))
+            it = on_error.enter_context(ArchiveIterator(path, offset=offset, window=RECORD_WINDOW))
             rec = next(iter(it), None)
             if rec is None:
                 raise RecordFormatError(path, offset, "no record starts here",

@@ -35,7 +35,7 @@ from .framing import (ARC_SEPARATOR, GZIP_MAGIC, LINE_MAX, LOOKBACK, SCAN, WARC_
                       find_record, first_line, is_blank, record_line, skip_blank)
 from .headers import Head, Headers, http_head, parse_head, warc_protocol
 from .records import PayloadStream, Record, Unit
-from .source import Source, open_reader
+from .source import WINDOW, Source, open_reader
 
 HEAD_FIRST = 1024           # first guess of a head size (most WARC heads, most HTTP heads fit)
 HEAD_MAX = 16 << 20         # a head longer than this is not a head
@@ -78,8 +78,8 @@ class ArchiveIterator:
 
     def __init__(self, source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,
                  parse_http: bool = True, offset: Optional[int] = None, strict: bool = False,
-                 on_defect: Optional[OnDefect] = None, name: Optional[str] = None) -> None:
-        self._reader = open_reader(source, offset, verify)
+                 on_defect: Optional[OnDefect] = None, name: Optional[str] = None, window: int = WINDOW) -> None:
+        self._reader = open_reader(source, offset, verify, window)
         self.path = name if name is not None else self._reader.path
         self.types = frozenset(types) if types is not None else None
         self.verify = verify

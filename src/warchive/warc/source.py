@@ -112,12 +112,18 @@ def _has_fd(f: Any) -> bool:
         return False
 
 
-def open_reader(source: Source, offset: Optional[int] = None, verify: bool = False) -> ByteReader:
-    """The byte reader of source: the gzip kernel's Reader (gzip and plain) or ZstFrames (zstd)."""
+WINDOW = 1 << 20   # the kernel Reader's first buffer; it grows as a read needs
+
+
+def open_reader(source: Source, offset: Optional[int] = None, verify: bool = False,
+                window: int = WINDOW) -> ByteReader:
+    """The byte reader of source: the gzip kernel's Reader (gzip and plain) or ZstFrames (zstd).
+    ``window``: the first read of a file (1 MiB for iterating; a single record at an offset,
+    as replay opens one, is read faster with a small one: the window grows when it must)."""
     if isinstance(source, (str, bytes, os.PathLike)):
         path = os.fsdecode(os.fspath(source))
         if stat.S_ISREG(os.stat(path).st_mode):
-            r = Reader(path, offset=offset, verify=verify)
+            r = Reader(path, offset=offset, verify=verify, window=window)
             if r.format == FORMAT_ZSTD:
                 r.close()
                 return ZstFrames(path, offset=offset)
@@ -125,7 +131,7 @@ def open_reader(source: Source, offset: Optional[int] = None, verify: bool = Fal
         # a FIFO, /dev/stdin, a character device: a stream
         return _stream_reader(StreamSource(io.FileIO(path, "rb"), name=path, own=True), offset, verify)
     if _has_fd(source):
-        r = Reader(source, offset=offset, verify=verify)
+        r = Reader(source, offset=offset, verify=verify, window=window)
         if r.format == FORMAT_ZSTD:
             r.close()
             return ZstFrames(source, offset=offset)
