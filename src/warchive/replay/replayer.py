@@ -36,7 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ..errors import ArchiveError, CaptureNotFound
 from ..index.capture import Capture
 from ..index.postbody import method_query
-from ..index.query import timestamp_seconds
+from ..index.query import sort_closest
 from ..warc.content import decoded_stream, decodes
 from .client import client_insert
 from .collections import Served
@@ -143,7 +143,7 @@ class Replayer:
             caps = self._captures_of(served, aurl.url, fuzzy=True)
         if not caps:
             raise CaptureNotFound(f"{aurl.url}: no capture in the index")
-        closest = _closest(caps, timestamp or LATEST)
+        closest = sort_closest(caps, timestamp or LATEST, 1)[0]   # the engine's closest order
         ts = closest.timestamp if closest is not None else timestamp
         headers: List[Tuple[str, str]] = [("Content-Type", "text/html; charset=utf-8")]
         timeline = Timeline(caps)
@@ -337,13 +337,6 @@ def _is_script_fetch(req: Request) -> bool:
     client in (pywb's ``is_ajax``)."""
     h = req.headers
     return h.get("sec-fetch-dest") == "empty" or h.get("x-requested-with") == "XMLHttpRequest"
-
-
-def _closest(caps: List[Capture], ts: str) -> Optional[Capture]:
-    if not caps:
-        return None
-    want = timestamp_seconds(ts)
-    return min(caps, key=lambda c: (abs(timestamp_seconds(c.timestamp) - want), c.timestamp))
 
 
 def _valid(warc_date: Optional[str]) -> Optional[str]:
