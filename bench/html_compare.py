@@ -13,9 +13,11 @@ then runs in a fresh process and is timed inside around the work only, as the be
   bytes copy             bytearray(body) for each page: the limit
   warchive html.rewrite  per page UrlRewriter + HtmlRewriter set-up + the whole body (the API)
   warchive kernel        the same with the rewriters built before the clock starts
+  warchive ..., inline JS  html.rewrite with scripts=True (inline scripts through
+                         warchive.replay.js): what replay serves; beside pywb's "JS" row
   pywb HTMLRewriter      pywb's UrlRewriter + HTMLRewriter(...).rewrite + close on the decoded body,
                          in .venv-pywb; "no JS": its JavaScript rewriter replaced by one that
-                         changes nothing (warchive rewrites no JavaScript here), "JS": as replay runs it
+                         changes nothing (as warchive's rows without inline JS), "JS": as replay runs it
   links (Python)         tests/links_py.py extract_links, the extractor the crawler had before
   links (kernel)         warchive.capture.links.extract_links
 
@@ -122,13 +124,13 @@ def job_copy(docs):
     return _timed(run)
 
 
-def _ours(docs, prebuilt: bool):
+def _ours(docs, prebuilt: bool, scripts: bool = False):
     sys.path.insert(0, str(ROOT / "src"))
     from warchive.replay import html
     from warchive.replay.urls import UrlRewriter
 
     def build(url):
-        return html.HtmlRewriter(UrlRewriter(f"{TS}mp_/{url}", PREFIX), defmod="mp_")
+        return html.HtmlRewriter(UrlRewriter(f"{TS}mp_/{url}", PREFIX), defmod="mp_", scripts=scripts)
 
     rewriters = [build(u) for u, _ in docs] if prebuilt else None
 
@@ -152,6 +154,10 @@ def job_ours(docs):
 
 def job_kernel(docs):
     return _ours(docs, True)
+
+
+def job_ours_scripts(docs):
+    return _ours(docs, False, scripts=True)
 
 
 def job_check_slow(docs):
@@ -230,7 +236,8 @@ def job_links_kernel(docs):
     return _links(docs, links)
 
 
-JOBS = {"copy": job_copy, "ours": job_ours, "kernel": job_kernel, "check_slow": job_check_slow,
+JOBS = {"copy": job_copy, "ours": job_ours, "kernel": job_kernel, "ours_scripts": job_ours_scripts,
+        "check_slow": job_check_slow,
         "pywb_nojs": job_pywb_nojs, "pywb_js": job_pywb_js, "links_python": job_links_python,
         "links_kernel": job_links_kernel}
 
@@ -247,6 +254,7 @@ ROWS = [  # (name, job, interpreter: "ours" or "pywb")
     ("bytes copy", "copy", "ours"),
     ("warchive html.rewrite", "ours", "ours"),
     ("warchive kernel (rewriters built)", "kernel", "ours"),
+    ("warchive html.rewrite, inline JS", "ours_scripts", "ours"),
     ("pywb HTMLRewriter, no JS", "pywb_nojs", "pywb"),
     ("pywb HTMLRewriter, JS", "pywb_js", "pywb"),
     ("links: Python extractor (before)", "links_python", "ours"),

@@ -29,6 +29,7 @@ assert len(SLOTS) == WA_NSLOTS
 REQ_URL = WA_REQ_URL
 REQ_BASE = WA_REQ_BASE
 REQ_LINKBASE = WA_REQ_LINKBASE
+REQ_SCRIPT = WA_REQ_SCRIPT
 SAME = WA_SAME
 DONE = WA_DONE
 SLOW = WA_SLOW
@@ -48,9 +49,11 @@ cdef inline bytes _bytes(const uint8_t *p, size_t n):
 cdef class Kernel:
     """One document being tokenized.
 
-    ``Kernel(handler, css=False, links=False, all_slow=False)``: an HTML document (or, with
-    ``css``, a style sheet), rewritten (``feed`` returns the output) or, with ``links``, read for
-    links (``feed`` returns the links found). ``all_slow`` sends every URL to the handler.
+    ``Kernel(handler, css=False, links=False, all_slow=False, scripts=False)``: an HTML document
+    (or, with ``css``, a style sheet), rewritten (``feed`` returns the output) or, with ``links``,
+    read for links (``feed`` returns the links found). ``all_slow`` sends every URL to the
+    handler; ``scripts`` the text of every JavaScript ``<script>`` element (no ``type``, or one
+    naming JavaScript, ECMAScript or ``module``).
 
     The handler answers the core's requests, with the GIL held:
 
@@ -58,6 +61,9 @@ cdef class Kernel:
       as the document holds it: ``ctx`` says where, see wa_html.h WA_CTX), or None to keep it;
     * ``on_base(raw, ctx) -> bytes | None``: the same for the first <base href>, which it must also
       make the base of what follows (``set_base``);
+    * ``on_script(raw, last) -> bytes | None`` (``scripts``): the bytes that replace the next piece
+      of a script's text (the pieces of one script come in order; ``last``: the script ends with
+      this one, which may be empty), or None to keep it;
     * ``on_link_base(raw, ctx, links) -> None``: links mode, the first <base href>: ``links`` are
       those found before it (to be resolved against the old base), then ``set_base`` or not.
 
@@ -72,11 +78,12 @@ cdef class Kernel:
     cdef bint closed
     cdef object _kept      # the bytes the C core borrows (prefixes, heads)
 
-    def __cinit__(self, handler, bint css=False, bint links=False, bint all_slow=False):
+    def __cinit__(self, handler, bint css=False, bint links=False, bint all_slow=False, bint scripts=False):
         self.h = wa_html_new(css, links)
         if self.h == NULL:
             raise MemoryError()
         self.h.all_slow = all_slow
+        self.h.scripts = scripts and not links
         self.handler = handler
 
     def __dealloc__(self):
@@ -171,6 +178,8 @@ cdef class Kernel:
                         ans = self.handler.on_url(raw, h.req_ctx, h.req_slot, bool(h.req_force))
                     elif h.req == WA_REQ_BASE:
                         ans = self.handler.on_base(raw, h.req_ctx)
+                    elif h.req == WA_REQ_SCRIPT:
+                        ans = self.handler.on_script(raw, bool(h.req_force))
                     else:
                         self.handler.on_link_base(raw, h.req_ctx, self._links())
                         ans = None

@@ -11,6 +11,7 @@ cdef extern from "wa_html.h" nogil:
         WA_REQ_URL
         WA_REQ_BASE
         WA_REQ_LINKBASE
+        WA_REQ_SCRIPT
         WA_NSLOTS
         WA_A_COUNT
         WA_T_COUNT
@@ -68,6 +69,7 @@ cdef extern from "wa_html.h" nogil:
         int css_doc
         int links
         int all_slow
+        int scripts
         wa_rw rw
         const uint8_t *w
         wa_hbuf hold

@@ -19,7 +19,9 @@
  * `crossorigin` renamed `_integrity`, `_crossorigin`; the content of a <meta
  * http-equiv=Content-Security-Policy> renamed `_content`; <meta name=referrer> set to
  * no-referrer-when-downgrade. A tag cut by the end of the document is passed on as it is (a
- * browser drops it).
+ * browser drops it). With `scripts`, the text of a JavaScript <script> (wa_script_is_js) goes to
+ * the caller piece by piece (WA_REQ_SCRIPT, the last piece flagged; the caller keeps the state
+ * of one script's rewriting between pieces).
  *
  * Links mode: no output; every URL the rules of warchive.capture.links name is recorded
  * (wa_link), resolved against the page or its first <base href> where wa_join can, else as
@@ -60,7 +62,8 @@ enum {
 enum {                     /* requests */
     WA_REQ_URL = 1,        /* rewrite a URL: answer the bytes that replace it, or keep it */
     WA_REQ_BASE = 2,       /* rewrite the first <base href> (and rebase: wa_html_set_base) */
-    WA_REQ_LINKBASE = 3    /* links: resolve the first <base href> (and wa_html_set_base) */
+    WA_REQ_LINKBASE = 3,   /* links: resolve the first <base href> (and wa_html_set_base) */
+    WA_REQ_SCRIPT = 4      /* rewrite the next piece of an inline script's text (req_force: its last) */
 };
 
 /* --------------------------------------------------------------------------- records */
@@ -109,6 +112,7 @@ typedef struct wa_html {
     int css_doc;            /* a CSS document, not HTML */
     int links;              /* link extraction, not rewriting */
     int all_slow;           /* every URL to the caller (tests, custom rewriting) */
+    int scripts;            /* the text of JavaScript <script> elements to the caller, piece by piece */
     wa_rw rw;               /* rewriting (links mode: rw.base is the base) */
     int based;              /* the first <base href> was seen */
 
@@ -131,6 +135,8 @@ typedef struct wa_html {
     size_t raw_scan;        /* where its end tag is looked for next */
     size_t css_pos;         /* CSS scanned up to here */
     size_t css_seen;        /* the window length when it was (0: not yet in this window) */
+    int js_open;            /* the raw text is a script's that goes to the caller (scripts) */
+    int js_fed;             /* a piece of it went */
     wa_css_ctx css;
     wa_css_hits hits;
 
@@ -914,6 +920,25 @@ static int wa_attr_push(wa_html *h, size_t ns) {
     return WA_OK;
 }
 
+/* Is the <script> being read JavaScript: no type, an empty one, or one naming JavaScript,
+ * ECMAScript or a module (pywb's rule, and module scripts)? */
+static int wa_script_is_js(wa_html *h) {
+    const wa_attr *a = wa_first(h, WA_A_TYPE);
+    size_t n, i;
+    const uint8_t *p;
+    if (!a || !a->has_val) return 1;
+    p = h->w + a->vs;
+    n = a->ve - a->vs;
+    while (n && wa_html_ws(*p)) { p++; n--; }
+    while (n && wa_html_ws(p[n - 1])) n--;
+    if (!n || wa_eq_ci(p, n, "module")) return 1;
+    for (i = 0; i < n; i++)
+        if ((n - i >= 10 && wa_starts_ci(p + i, n - i, "javascript")) ||
+            (n - i >= 10 && wa_starts_ci(p + i, n - i, "ecmascript")))
+            return 1;
+    return 0;
+}
+
 /* A tag ended at gt ('>' at gt - 1): apply the rules, set the next state. Returns WA_OK, WA_NEED
  * (links: base) or an error; h->nedits > 0 means edits to write. */
 static int wa_on_tag(wa_html *h, size_t gt) {
@@ -933,6 +958,8 @@ static int wa_on_tag(wa_html *h, size_t gt) {
         h->css_pos = gt;
         h->css_seen = 0;
         memset(&h->css, 0, sizeof(h->css));
+        h->js_open = t == WA_T_SCRIPT && h->scripts && !h->links && wa_script_is_js(h);
+        h->js_fed = 0;
     } else if (raw == 2) {
         h->state = S_PLAINTEXT;
     }
@@ -1317,6 +1344,15 @@ static int wa_tokenize(wa_html *h) {
                     h->css_pos = stop;
                     h->css_seen = n;
                 }
+            } else if (h->js_open) {       /* a script's next piece, to the caller */
+                h->nedits = 0;
+                h->arena.len = 0;
+                if (limit > h->css_pos || (fin && h->js_fed)) {
+                    if ((rc = wa_edit_slow(h, h->css_pos, limit, 0, 0, (uint8_t)fin, WA_REQ_SCRIPT)) != 0) return rc;
+                    h->js_fed = 1;
+                }
+                if (fin) h->js_open = 0;
+                h->css_pos = limit;
             } else {
                 h->css_pos = limit;
             }

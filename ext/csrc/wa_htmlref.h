@@ -318,14 +318,14 @@ enum {
     WA_A_DATA, WA_A_CODEBASE, WA_A_ARCHIVE, WA_A_POSTER, WA_A_BACKGROUND, WA_A_CITE, WA_A_LONGDESC, WA_A_PING,
     WA_A_XLINK_HREF, WA_A_CONTENT, WA_A_HTTP_EQUIV, WA_A_NAME, WA_A_REL, WA_A_AS, WA_A_STYLE, WA_A_INTEGRITY,
     WA_A_CROSSORIGIN, WA_A_ICON, WA_A_VALUE, WA_A_MANIFEST, WA_A_METHOD, WA_A_LOWSRC, WA_A_DATA_SRC,
-    WA_A_DATA_SRCSET, WA_A_DATA_ORIGINAL, WA_A_DATA_LAZY_SRC, WA_A_COUNT
+    WA_A_DATA_SRCSET, WA_A_DATA_ORIGINAL, WA_A_DATA_LAZY_SRC, WA_A_TYPE, WA_A_COUNT
 };
 
 static const char *const wa_attr_names[WA_A_COUNT] = {
     "", "href", "src", "srcset", "imagesrcset", "action", "formaction", "data", "codebase", "archive", "poster",
     "background", "cite", "longdesc", "ping", "xlink:href", "content", "http-equiv", "name", "rel", "as", "style",
     "integrity", "crossorigin", "icon", "value", "manifest", "method", "lowsrc", "data-src", "data-srcset",
-    "data-original", "data-lazy-src",
+    "data-original", "data-lazy-src", "type",
 };
 
 /* Name lookup: the ids of each table by first letter (built once: wa_names_init). */

@@ -170,10 +170,10 @@ def body_rewriter(kind: Optional[str], rewriter: UrlRewriter, *, charset: Option
                   head_insert: bytes = b"", defmod: Optional[str] = None) -> BodyRewriter:
     """The streaming rewriter of a body of text type ``kind`` (see ``text_type``): HTML and CSS
     through the kernel (warchive.replay.html, .css), HTML with ``head_insert`` after its
-    ``<head>``; JavaScript through warchive.replay.js. ``defmod``: the modifier of the page's
+    ``<head>`` and its inline scripts through warchive.replay.js, as JavaScript bodies are. ``defmod``: the modifier of the page's
     links and other navigations (pywb's replay modifier: ``mp_`` in framed replay)."""
     if kind == "html":
-        return HeadInsert(head_insert, HtmlRewriter(rewriter, defmod=defmod, encoding=charset))
+        return HeadInsert(head_insert, HtmlRewriter(rewriter, defmod=defmod, encoding=charset, scripts=True))
     if kind == "css":
         return CssRewriter(rewriter, encoding=charset)
     if kind == "js":

@@ -7,8 +7,10 @@ chunk (``feed``/``close``), for streaming responses. ``rewriter`` is the page's
 by the rewriting kernel (ext/html_rewrite, with warchive.replay.kernel); docs/replay.md lists
 the attributes and style sheets it rewrites, how, and where it differs from pywb.
 
-It rewrites no JavaScript (script bodies, ``on*`` attributes and ``javascript:`` URLs pass as
-they are) and inserts nothing: both are the server's.
+With ``scripts=True`` (what replay serves), the text of inline JavaScript ``<script>`` elements
+(no ``type``, or one naming JavaScript, ECMAScript or a module) is rewritten as ``js_`` bodies are
+(warchive.replay.js); by default scripts pass as they are. ``on*`` attributes and
+``javascript:`` URLs always do. It inserts nothing: that is the server's.
 """
 
 from __future__ import annotations
@@ -28,17 +30,18 @@ class HtmlRewriter(StreamRewriter):
     ``defmod``: the modifier of links, forms and other navigations (pywb's default modifier:
     ``mp_`` in framed replay); default, the page's own. ``encoding``: the document's charset
     (from Content-Type or its ``<meta charset>``); default UTF-8. A byte-order mark overrides it.
+    ``scripts``: rewrite inline scripts too (see the module docstring).
     """
 
     def __init__(self, rewriter: UrlRewriter, *, defmod: Optional[str] = None,
-                 encoding: Optional[str] = None) -> None:
-        super().__init__(rewriter, css=False, defmod=defmod, encoding=encoding)
+                 encoding: Optional[str] = None, scripts: bool = False) -> None:
+        super().__init__(rewriter, css=False, defmod=defmod, encoding=encoding, scripts=scripts)
 
 
 def rewrite(body: bytes, rewriter: UrlRewriter, *, defmod: Optional[str] = None,
-            encoding: Optional[str] = None) -> bytes:
+            encoding: Optional[str] = None, scripts: bool = False) -> bytes:
     """The whole of an HTML body rewritten (see HtmlRewriter)."""
-    r = HtmlRewriter(rewriter, defmod=defmod, encoding=encoding)
+    r = HtmlRewriter(rewriter, defmod=defmod, encoding=encoding, scripts=scripts)
     out = r.feed(body)
     rest = r.close()
     return out + rest if rest else out

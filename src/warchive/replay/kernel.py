@@ -17,8 +17,11 @@ the same, and for UTF-16 and UTF-32 the same bytes too (lone surrogates kept; a 
 passed on as it is); a stateful encoding (ISO-2022, HZ, UTF-7) may come out with other escape
 sequences for the same text.
 
-This module rewrites nothing itself but through UrlRewriter, and decides nothing about which
-attributes hold URLs: that is the kernel's.
+With ``scripts``, the text of inline JavaScript ``<script>`` elements goes, piece by piece as the
+kernel reads it, through warchive.replay.js's streaming rewriter (one per script).
+
+This module rewrites nothing itself but through UrlRewriter and JsRewriter, and decides nothing
+about which attributes hold URLs or which scripts are JavaScript: that is the kernel's.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .._ext import html_rewrite as _k
 from ..htmltext import C0_OR_SPACE, codec_name, css_escape, css_unescape, escape_attr, transcodes, unescape_attr
+from .js import JsRewriter
 from .urls import ArchivalUrl, ArchivalUrlError, UrlRewriter
 
 __all__ = ["StreamRewriter", "ensure_path"]
@@ -130,14 +134,15 @@ class StreamRewriter:
     ``close()`` the rest (a construct still held). See ``warchive.replay.html.HtmlRewriter``."""
 
     def __init__(self, rewriter: UrlRewriter, *, css: bool = False, defmod: Optional[str] = None,
-                 encoding: Optional[str] = None) -> None:
+                 encoding: Optional[str] = None, scripts: bool = False) -> None:
         self.rewriter = rewriter
         self.defmod = rewriter.page.modifier if defmod is None else defmod
         self._mods: Tuple[str, ...] = tuple(self.defmod if s == "def" else s for s in _k.SLOTS)
         self._codec = codec_name(encoding)
         self._decided = False
         self._css = css
-        self._kernel = _k.Kernel(self, css=css)
+        self._kernel = _k.Kernel(self, css=css, scripts=scripts)
+        self._js: Optional[JsRewriter] = None   # the inline script being read (scripts)
         self._set_page()
         prefix, full = rewriter.prefix, rewriter.full_prefix
         self._kernel.set_prefixes(prefix.encode("utf-8", "surrogatepass"), full.encode("utf-8", "surrogatepass"),
@@ -196,6 +201,18 @@ class StreamRewriter:
         if out == text:
             return None
         return self._write(out, attr, 0, b"&" in raw)
+
+    def on_script(self, raw: bytes, last: bool) -> Optional[bytes]:
+        """The next piece of an inline script's text, through warchive.replay.js (its
+        ``import()`` relative to the document's base URL, as a classic script's are)."""
+        js = self._js
+        if js is None:
+            js = self._js = JsRewriter(self.rewriter.page.url)
+        out = js.feed(raw)
+        if last:
+            out += js.close()
+            self._js = None
+        return None if out == raw else out
 
     def on_link_base(self, raw: bytes, ctx: int, links: List[_k.LinkRecord]) -> None:   # links mode only
         raise AssertionError("not a link extractor")
