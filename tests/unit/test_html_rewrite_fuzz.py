@@ -30,7 +30,9 @@ FRAGMENTS = ["<", ">", "/", "!", "-", "--", "<!--", "-->", "--!>", "=", '"', "'"
              "style=", "data-src", "../", "//", "\\", "/*", "*/", "image-set(", "<link rel=stylesheet href=", "ping=",
              "<svg><image xlink:href=", "<![CDATA[", "]]>", "<plaintext>", "<title>", "</title>", "@namespace ",
              "poster=", "background=", "<param value=", "<source srcset=", "<iframe src=", "<object data=", "%2e",
-             "xn--", "?", ";", "<STYLE>", "</SCRIPT ", "url( '", "\\29 ", "\r\n", "\x00", "\x0c", "<form action="]
+             "xn--", "?", ";", "<STYLE>", "</SCRIPT ", "url( '", "\\29 ", "\r\n", "\x00", "\x0c", "<form action=",
+             "location", "top.", "parent", "import(", "<script type=module>", "<script type=application/json>",
+             "`${", "}`", "//", "/re/"]
 NEUTRAL_WORDS = ("integrity", "crossorigin", "referrer", "content-security-policy")
 CSS_FRAGMENTS = ["url(", "URL(", "/a.png", "../b/c.png", "http://h.test/x", ")", "'", '"', "@import ", "@namespace ",
                  "image-set(", "-webkit-image-set(", "/*", "*/", "\\", "\\29 ", "x", "xx" * 20, " ", "\n", ";", "{", "}",
@@ -61,6 +63,16 @@ def test_html_chunking_does_not_matter(doc, sizes):
     whole = html.rewrite(doc, rewriter())
     r = html.HtmlRewriter(rewriter())
     assert b"".join([r.feed(c) for c in chunks(doc, sizes)] + [r.close()]) == whole
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents, cuts)
+def test_html_chunking_does_not_matter_with_inline_scripts(doc, sizes):
+    whole = html.rewrite(doc, rewriter(), scripts=True)
+    r = html.HtmlRewriter(rewriter(), scripts=True)
+    assert b"".join([r.feed(c) for c in chunks(doc, sizes)] + [r.close()]) == whole
+    if b"<script" not in doc.lower():
+        assert whole == html.rewrite(doc, rewriter())   # no script: what the plain rewriter writes
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
