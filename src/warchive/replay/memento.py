@@ -17,6 +17,7 @@ finds the captures, picks the one to serve and sends what these functions return
 from __future__ import annotations
 
 import calendar
+import functools
 from bisect import bisect_left, bisect_right
 from datetime import datetime, timedelta
 from email.utils import formatdate, parsedate_tz
@@ -44,10 +45,12 @@ class MementoError(ArchiveError, ValueError):
 
 # --------------------------------------------------------------------------- datetimes
 
+@functools.lru_cache(maxsize=1 << 16)
 def http_date(timestamp: str) -> str:
     """The HTTP-date (RFC 7231's IMF-fixdate, what RFC 7089 calls RFC 1123 format, always GMT) of
     a capture's timestamp; a partial or malformed timestamp means the latest datetime it can
-    (``2019`` is ``Tue, 31 Dec 2019 23:59:59 GMT``), as pywb reads it."""
+    (``2019`` is ``Tue, 31 Dec 2019 23:59:59 GMT``), as pywb reads it. Cached: a capture's
+    navigation links name the same few timestamps request after request."""
     return _format_http(timestamp_to_datetime(timestamp))
 
 
