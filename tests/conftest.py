@@ -21,6 +21,12 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline: the machines that run the tests are shared and noisy, and a test must
+# not fail on timing (any @settings without a deadline inherits this profile's).
+settings.register_profile("warchive", deadline=None)
+settings.load_profile("warchive")
 
 TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:  # so test modules can `import warcgen` whatever their rootdir/import mode
