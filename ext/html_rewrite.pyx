@@ -30,6 +30,7 @@ REQ_URL = WA_REQ_URL
 REQ_BASE = WA_REQ_BASE
 REQ_LINKBASE = WA_REQ_LINKBASE
 REQ_SCRIPT = WA_REQ_SCRIPT
+REQ_HANDLER = WA_REQ_HANDLER
 SAME = WA_SAME
 DONE = WA_DONE
 SLOW = WA_SLOW
@@ -64,6 +65,8 @@ cdef class Kernel:
     * ``on_script(raw, last) -> bytes | None`` (``scripts``): the bytes that replace the next piece
       of a script's text (the pieces of one script come in order; ``last``: the script ends with
       this one, which may be empty), or None to keep it;
+    * ``on_handler(raw, ctx) -> bytes | None`` (``scripts``): the same for the value of an event
+      handler attribute (``on...=``) that names ``location``, ``top``, ``parent`` or ``import``;
     * ``on_link_base(raw, ctx, links) -> None``: links mode, the first <base href>: ``links`` are
       those found before it (to be resolved against the old base), then ``set_base`` or not.
 
@@ -180,6 +183,8 @@ cdef class Kernel:
                         ans = self.handler.on_base(raw, h.req_ctx)
                     elif h.req == WA_REQ_SCRIPT:
                         ans = self.handler.on_script(raw, bool(h.req_force))
+                    elif h.req == WA_REQ_HANDLER:
+                        ans = self.handler.on_handler(raw, h.req_ctx)
                     else:
                         self.handler.on_link_base(raw, h.req_ctx, self._links())
                         ans = None

@@ -12,6 +12,7 @@ cdef extern from "wa_html.h" nogil:
         WA_REQ_BASE
         WA_REQ_LINKBASE
         WA_REQ_SCRIPT
+        WA_REQ_HANDLER
         WA_NSLOTS
         WA_A_COUNT
         WA_T_COUNT

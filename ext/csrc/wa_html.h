@@ -21,7 +21,8 @@
  * no-referrer-when-downgrade. A tag cut by the end of the document is passed on as it is (a
  * browser drops it). With `scripts`, the text of a JavaScript <script> (wa_script_is_js) goes to
  * the caller piece by piece (WA_REQ_SCRIPT, the last piece flagged; the caller keeps the state
- * of one script's rewriting between pieces).
+ * of one script's rewriting between pieces), and the value of an event handler attribute (on...=)
+ * that names what the caller rewrites (WA_REQ_HANDLER).
  *
  * Links mode: no output; every URL the rules of warchive.capture.links name is recorded
  * (wa_link), resolved against the page or its first <base href> where wa_join can, else as
@@ -63,7 +64,8 @@ enum {                     /* requests */
     WA_REQ_URL = 1,        /* rewrite a URL: answer the bytes that replace it, or keep it */
     WA_REQ_BASE = 2,       /* rewrite the first <base href> (and rebase: wa_html_set_base) */
     WA_REQ_LINKBASE = 3,   /* links: resolve the first <base href> (and wa_html_set_base) */
-    WA_REQ_SCRIPT = 4      /* rewrite the next piece of an inline script's text (req_force: its last) */
+    WA_REQ_SCRIPT = 4,     /* rewrite the next piece of an inline script's text (req_force: its last) */
+    WA_REQ_HANDLER = 5     /* rewrite an event handler attribute's script (on...=, as the document holds it) */
 };
 
 /* --------------------------------------------------------------------------- records */
@@ -639,6 +641,29 @@ static int wa_meta_equiv(wa_html *h, const char *w) {
     return wa_eq_ci(h->tmp.p, h->tmp.len, w);
 }
 
+/* Does the script s[0..n) name what warchive.replay.js rewrites (location, top, parent, import)?
+ * A cheap test before the caller is asked; the rewriter decides. */
+static int wa_js_words(const uint8_t *s, size_t n) {
+    static const char *const words[] = {"location", "top", "parent", "import"};
+    size_t i, k;
+    for (i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        if (c != 'l' && c != 't' && c != 'p' && c != 'i') continue;
+        for (k = 0; k < 4; k++) {
+            size_t m = strlen(words[k]);
+            if (m <= n - i && memcmp(s + i, words[k], m) == 0) return 1;
+        }
+    }
+    return 0;
+}
+
+/* An event handler attribute: on + a name (not on-..., as pywb tells them). */
+static int wa_is_handler(const wa_html *h, const wa_attr *a) {
+    size_t n = a->ne - a->ns;
+    const uint8_t *p = h->w + a->ns;
+    return n > 2 && wa_lower(p[0]) == 'o' && wa_lower(p[1]) == 'n' && p[2] != '-';
+}
+
 static int wa_rewrite_tag(wa_html *h, int t) {
     size_t i;
     int rc;
@@ -647,7 +672,14 @@ static int wa_rewrite_tag(wa_html *h, int t) {
         uint8_t slot;
         int rule = a->id ? wa_rw_rule(t, a->id, &slot) : R_NONE;
         wa_view v;
-        if (rule == R_NONE) continue;
+        if (rule == R_NONE) {
+            if (h->scripts && !a->id && a->has_val && a->ve > a->vs && wa_is_handler(h, a)
+                && wa_js_words(h->w + a->vs, a->ve - a->vs)) {
+                uint8_t actx = a->quote == '"' ? WA_CTX_ATTR_DQ : a->quote == '\'' ? WA_CTX_ATTR_SQ : WA_CTX_ATTR_UNQ;
+                if ((rc = wa_edit_slow(h, a->vs, a->ve, WA_CTX(actx, 0), 0, 0, WA_REQ_HANDLER)) != 0) return rc;
+            }
+            continue;
+        }
         if (rule == R_RENAME) {
             if ((rc = wa_edit_bytes(h, a->ns, a->ns, "_", 1)) != 0) return rc;
             continue;

@@ -150,7 +150,7 @@ def build_site(site: Site) -> List[str]:
 
     links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in (
         "images.html", "css.html", "scripts.html", "frame.html", "form.html", "base.html", "latin1.html",
-        "setloc.html", "setloc-js.html", "setloc-dyn.html", "push.html", "video.html", "evil.html"))
+        "setloc.html", "setloc-js.html", "setloc-dyn.html", "onclick.html", "push.html", "video.html", "evil.html"))
     add(WWW, "/", 200, html("Index", f'<ul>{links}</ul><a id="abs" href="http://{WWW}/images.html">absolute</a>'
                                      f'<a id="root" href="/css.html">root</a>'), ct_html)
     add(WWW, "/images.html", 200, html("Images", OUT + f"""
@@ -211,9 +211,12 @@ document.getElementById("ih").innerHTML = '<img id="ihimg" src="http://{CDN}/img
     add(WWW, "/setloc-dyn.html", 200, html("Set location (computed)", '<script>setTimeout(function () {'
                                            f' window["loc" + "ation"].href = "http://{WWW}/target.html"; }}, 10);'
                                            '</script>'), ct_html)
+    add(WWW, "/onclick.html", 200, html("Set location (handler)", '<button id="go" onclick="location.href = '
+                                        f'&quot;http://{WWW}/target.html?via=onclick&quot;">go</button>'), ct_html)
     add(WWW, "/setloc-js.html", 200, html("Set location (js)", '<script src="js/nav.js"></script>'), ct_html)
     add(WWW, "/js/nav.js", 200, b'setTimeout(function () { window.location = "/target.html?via=js"; }, 10);', js)
     add(WWW, "/target.html", 200, html("Target", '<p id="t">target page</p>'), ct_html)
+    add(WWW, "/target.html?via=onclick", 200, html("Target onclick", '<p id="t">target via onclick</p>'), ct_html)
     add(WWW, "/target.html?via=js", 200, html("Target js", '<p id="t">target via js</p>'), ct_html)
     add(WWW, "/push.html", 200, html("Push", '<p id="t">push</p><script src="js/push.js"></script>'), ct_html)
     add(WWW, "/js/push.js", 200, b'setTimeout(function () { history.pushState({}, "", "/pushed/state?x=1"); '
@@ -597,6 +600,15 @@ def test_page_setting_location_from_an_inline_script(page, replay):
     go(page, replay, "/setloc.html")
     page.wait_for_function(f"() => document.getElementById('wa-orig').textContent === 'http://{WWW}/target.html'")
     assert frame_of(page).locator("#t").text_content() == "target page"
+    replay.assert_no_leak()
+
+
+def test_page_setting_location_from_an_event_handler(page, replay):
+    f = go(page, replay, "/onclick.html")
+    f.locator("#go").click()
+    page.wait_for_function(f"() => document.getElementById('wa-orig').textContent === "
+                           f"'http://{WWW}/target.html?via=onclick'")
+    assert frame_of(page).locator("#t").text_content() == "target via onclick"
     replay.assert_no_leak()
 
 

@@ -32,7 +32,7 @@ FRAGMENTS = ["<", ">", "/", "!", "-", "--", "<!--", "-->", "--!>", "=", '"', "'"
              "poster=", "background=", "<param value=", "<source srcset=", "<iframe src=", "<object data=", "%2e",
              "xn--", "?", ";", "<STYLE>", "</SCRIPT ", "url( '", "\\29 ", "\r\n", "\x00", "\x0c", "<form action=",
              "location", "top.", "parent", "import(", "<script type=module>", "<script type=application/json>",
-             "`${", "}`", "//", "/re/"]
+             "`${", "}`", "//", "/re/", " onclick=", " onload=\"", "&quot;"]
 NEUTRAL_WORDS = ("integrity", "crossorigin", "referrer", "content-security-policy")
 CSS_FRAGMENTS = ["url(", "URL(", "/a.png", "../b/c.png", "http://h.test/x", ")", "'", '"', "@import ", "@namespace ",
                  "image-set(", "-webkit-image-set(", "/*", "*/", "\\", "\\29 ", "x", "xx" * 20, " ", "\n", ";", "{", "}",

@@ -64,7 +64,7 @@ def test_scripts_pass_as_they_are_without_the_option():
 
 def test_what_is_not_a_script_is_not_rewritten_as_one():
     doc = (f"<style>/* {LOC} */</style><textarea>{LOC}</textarea><title>top.location</title>"
-           f"<!-- <script>{LOC}</script> --><p onclick='top.location=1'>location</p><xmp>{LOC}</xmp>")
+           f"<!-- <script>{LOC}</script> --><p title='top.location=1'>location</p><xmp>{LOC}</xmp>")
     assert rewrite(doc) == doc
 
 
@@ -135,3 +135,29 @@ def test_replay_serves_pages_with_their_scripts_rewritten():
     r = body_rewriter("html", rw(), head_insert=b"<!--insert-->")
     out = r.feed(f"<html><head><script>{LOC}</script></head></html>".encode()) + r.close()
     assert out == f"<html><head><!--insert--><script>{LOC_RW}</script></head></html>".encode()
+
+
+@pytest.mark.parametrize("doc, want", [
+    ('<a href="#" onclick="top.location = &quot;/x&quot;; return false">',
+     '<a href="#" onclick="__wa_top.__wa_location = &quot;/x&quot;; return false">'),
+    ("<body onload='if (parent != window) parent.postMessage(\"hi\", \"*\")'>",
+     "<body onload='if (__wa_parent != window) __wa_parent.postMessage(\"hi\", \"*\")'>"),
+    ("<button ONCLICK=location.reload()>", "<button ONCLICK=__wa_location.reload()>"),
+    ('<img src=a.png onerror="import(\'./m.js\')">',
+     '<img src=a.png onerror="__wa_import(&quot;http://example.com/dir/page.html&quot;)(\'./m.js\')">'),
+    # character references are read as the browser reads them, and written back where the quotes
+    # need them (the value the browser reads is the rewritten script)
+    ('<p onclick="self.location=&apos;/y&apos;">', '<p onclick="self.__wa_location=\'/y\'">'),
+    ("<p onclick='a(&quot;top&quot;, top)'>", "<p onclick='a(\"top\", __wa_top)'>"),
+])
+def test_event_handlers_are_rewritten(doc, want):
+    assert rewrite(doc) == want
+    assert rewrite(doc, scripts=False) == doc
+
+
+@pytest.mark.parametrize("doc", [
+    '<div on-click="location.href=1">', '<div onmouseover="x()" data-top="top.location">',
+    '<p title="top.location">', '<a onclick="">', "<a onclick>", '<p onclick="var s = \'top.location\'">',
+])
+def test_what_is_no_handler_or_names_nothing_is_left(doc):
+    assert rewrite(doc) == doc

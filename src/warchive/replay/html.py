@@ -9,8 +9,8 @@ the attributes and style sheets it rewrites, how, and where it differs from pywb
 
 With ``scripts=True`` (what replay serves), the text of inline JavaScript ``<script>`` elements
 (no ``type``, or one naming JavaScript, ECMAScript or a module) is rewritten as ``js_`` bodies are
-(warchive.replay.js); by default scripts pass as they are. ``on*`` attributes and
-``javascript:`` URLs always do. It inserts nothing: that is the server's.
+(warchive.replay.js), and so are event handler attributes (``onclick=...``); by default
+scripts pass as they are. ``javascript:`` URLs always do. It inserts nothing: that is the server's.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ passed on as it is); a stateful encoding (ISO-2022, HZ, UTF-7) may come out with
 sequences for the same text.
 
 With ``scripts``, the text of inline JavaScript ``<script>`` elements goes, piece by piece as the
-kernel reads it, through warchive.replay.js's streaming rewriter (one per script).
+kernel reads it, through warchive.replay.js's streaming rewriter (one per script), and so do
+event handler attributes (``onclick=...``) that name what it rewrites.
 
 This module rewrites nothing itself but through UrlRewriter and JsRewriter, and decides nothing
 about which attributes hold URLs or which scripts are JavaScript: that is the kernel's.
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .._ext import html_rewrite as _k
 from ..htmltext import C0_OR_SPACE, codec_name, css_escape, css_unescape, escape_attr, transcodes, unescape_attr
-from .js import JsRewriter
+from .js import JsRewriter, rewrite_js
 from .urls import ArchivalUrl, ArchivalUrlError, UrlRewriter
 
 __all__ = ["StreamRewriter", "ensure_path"]
@@ -213,6 +214,16 @@ class StreamRewriter:
             out += js.close()
             self._js = None
         return None if out == raw else out
+
+    def on_handler(self, raw: bytes, ctx: int) -> Optional[bytes]:
+        """An event handler attribute's script (as the document holds it: character references
+        decoded first, escaped again for its quotes), through warchive.replay.js."""
+        attr = ctx & 3
+        text = unescape_attr(raw.decode(self._text, "surrogateescape"))
+        out = rewrite_js(text, self.rewriter.page.url)
+        if out == text:
+            return None
+        return self._write(out, attr, 0, b"&" in raw)
 
     def on_link_base(self, raw: bytes, ctx: int, links: List[_k.LinkRecord]) -> None:   # links mode only
         raise AssertionError("not a link extractor")
