@@ -17,6 +17,7 @@ part of an archival URL.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -107,6 +108,7 @@ def _host_to_ascii(domain: str) -> str:
     return domain if whole is None else whole
 
 
+@functools.lru_cache(maxsize=4096)
 def _to_uri(url: str) -> str:
     """pywb's ``WbUrl.to_uri``: scheme and host %-decoded ('+' as space) and IDNA-encoded, the
     rest left as it is but for non-ASCII characters, %-encoded as UTF-8. It keeps scheme-relative
@@ -141,6 +143,13 @@ def normalize_url(url: str) -> str:
     tabs and newlines removed (as browsers do), ``_to_uri``, then ``http://`` for a URL without
     ``scheme:/`` (``urn:`` URLs excepted) and ``scheme://`` for ``scheme:/x``."""
     _check_text(url, "URL")
+    return _normalize(url)
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalize(url: str) -> str:
+    """normalize_url of a checked URL: cached, as a request names its URL several times over (its
+    archival URL, the capture's, the Memento links) and a page's resources share their hosts."""
     url = _to_uri(url.translate(_TAB_NEWLINE))
     if url.startswith("urn:"):
         return _safe(url)
