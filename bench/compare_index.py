@@ -355,7 +355,9 @@ def warchive_server(seg: Path, work: Path, src: Optional[str] = None) -> Iterato
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = src
-    proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", str(port)],
+    # no access log, as pywb's server below (access_log=False)
+    proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", str(port),
+                             "--no-access-log"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.monotonic() + 30

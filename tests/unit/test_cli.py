@@ -94,8 +94,8 @@ def test_docs_have_a_section_for_every_command():
 def test_serve_says_where_it_listens_and_logs_requests(tmp_path):
     root = tmp_path / "colls"
     assert _cli("add", root / "web", FIRST_CRAWL).returncode == 0
-    proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", "0",
-                             "--access-log"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)   # logging by default
     lines: "queue.Queue[str]" = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()
     try:
@@ -126,6 +126,31 @@ def test_serve_says_where_it_listens_and_logs_requests(tmp_path):
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert out == ""   # standard output stays empty: everything the server says goes to stderr
+
+
+def test_serve_without_the_access_log_logs_no_request(tmp_path):
+    root = tmp_path / "colls"
+    assert _cli("add", root / "web", FIRST_CRAWL).returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", "0",
+                             "--no-access-log"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stderr.readline()
+        m = re.match(r"warchive serve: (http://127\.0\.0\.1:\d+/) ", first)
+        assert m, first
+        proc.stderr.readline()   # the collections
+        url = m.group(1) + "web/cdx?url=http://docs.python.org/3.11/index.html&output=json"
+        for _ in range(100):
+            try:
+                assert b'"status": "200"' in urllib.request.urlopen(url, timeout=5).read()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            pytest.fail("the server did not answer")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert "GET /web/cdx" not in err, err
 
 
 def test_serve_names_a_broken_collection_and_serves_the_others(tmp_path):

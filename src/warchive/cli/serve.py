@@ -10,7 +10,7 @@ import copy
 import logging
 import socket
 import sys
-from argparse import ArgumentParser, ArgumentTypeError, Namespace
+from argparse import ArgumentParser, ArgumentTypeError, BooleanOptionalAction, Namespace
 from typing import Any, Dict
 
 import uvicorn
@@ -43,7 +43,8 @@ def serve_arguments(p: ArgumentParser) -> None:
     p.add_argument("--port", type=_port, default=8080, metavar="N", help="port to listen on (default 8080; 0: any free port)")
     p.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
                    help="what the server logs on stderr (default warning)")
-    p.add_argument("--access-log", action="store_true", help="log every request on stderr (method, path, status)")
+    p.add_argument("--access-log", action=BooleanOptionalAction, default=True,
+                   help="log every request on stderr: client, method, path, status (default; --no-access-log: not)")
 
 
 def _log_config() -> Dict[str, Any]:
