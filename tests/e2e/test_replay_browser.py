@@ -90,6 +90,7 @@ APP_JS = """(function () {
   got("fetch-abs", fetch("http://api.site.test/c.json").then(function (r) { return r.json(); }).then(function (j) { return j.v; }));
   got("fetch-origin", fetch(location.origin + "/data/b.json").then(function (r) { return r.json(); }).then(function (j) { return j.v; }));
   got("fetch-request", fetch(new Request("http://api.site.test/c.json", {headers: {"X-Asked": "1"}})).then(function (r) { return r.json(); }).then(function (j) { return j.v; }));
+  got("fetch-missing", fetch("http://api.site.test/never-captured.json").then(function (r) { return r.status; }));
   got("xhr", new Promise(function (ok, no) {
     var x = new XMLHttpRequest();
     x.open("GET", "http://api.site.test/x.txt");
@@ -354,14 +355,15 @@ def go(page, replay, path: str):
 
 def test_scripts_get_archived_responses_through_the_client(page, replay):
     f = go(page, replay, "/scripts.html")
-    for k in ("fetch-rel", "fetch-root", "fetch-abs", "fetch-origin", "fetch-request", "xhr", "import-rel",
-              "import-abs", "worker", "websocket", "eventsource"):
+    for k in ("fetch-rel", "fetch-root", "fetch-abs", "fetch-origin", "fetch-request", "fetch-missing", "xhr",
+              "import-rel", "import-abs", "worker", "websocket", "eventsource"):
         got = outputs(f, k)
     assert got["location"] == f"http://{WWW}/scripts.html"          # the location proxy
     assert got["window.location"] == "/scripts.html"
     assert got["top"] == "true" and got["parent"] == "true"          # the archive's top, not the banner
     assert got["fetch-rel"] == "a" and got["fetch-root"] == "b" and got["fetch-abs"] == "c"
     assert got["fetch-origin"] == "b" and got["fetch-request"] == "c"
+    assert got["fetch-missing"] == "404"                             # the archive's 404, as live: no network error
     assert got["xhr"] == "x-text"
     assert got["import-rel"] == "module-rel" and got["import-abs"] == "module-abs"
     assert got["worker"] == "worker-ok"
