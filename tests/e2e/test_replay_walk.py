@@ -17,9 +17,12 @@ Every response the browser gets is kept. The test asserts that no request reache
 catcher or the route guard, that no response had a 5xx status, that our own scripts (under
 /static/) threw nothing, and that every 404 is either an archived 404 (a capture with that
 status, served with its Memento-Datetime) or a URL the collection's CDX API has no capture of;
-a 404 of a captured URL is a replay bug. What the archived pages' scripts throw is theirs: it
-is reported, with the 404s, the counts and the wall time of the walk, in the summary printed
-(``-s``) and kept as the test's user properties (the junit report).
+a 404 of a captured URL is a replay bug. So is a failed request (a response blocked by ORB or
+CORS: no response event) of a URL captured with a 2xx or 3xx status; aborted requests
+(ERR_ABORTED: the walk moved on, or a font's 404 body cut short) are reported only. What the
+archived pages' scripts throw is theirs: it is reported, with the 404s, the counts and the wall
+time of the walk, in the summary printed (``-s``) and kept as the test's user properties (the
+junit report).
 """
 
 from __future__ import annotations
@@ -279,6 +282,8 @@ class Missing:
     failed_uncaptured: List[str] = field(default_factory=list)  # failed requests (CORS, ORB) of such URLs
     failed_archived_error: List[str] = field(default_factory=list)   # of URLs archived with an error status
     failed_captured: List[str] = field(default_factory=list)    # of URLs captured with a 2xx/3xx
+    aborted_captured: List[str] = field(default_factory=list)   # aborted (ERR_ABORTED) with no 404 seen,
+    aborted_other: int = 0                                      # of a URL captured with a 2xx/3xx, or not
 
 
 def _classify(w: Walk) -> Missing:
@@ -309,12 +314,17 @@ def _classify(w: Walk) -> Missing:
                               f"{[(c.get('timestamp'), c.get('status')) for c in got][:5]})")
     for url, failure, at in w.request_failures:
         where = _archival(w.origin, url)
-        if where is None or "ERR_ABORTED" in failure or url in done:
-            continue                          # not ours, or cut short by the walk moving on
+        if where is None or url in done:
+            continue                          # not ours, or its 404 was seen (a font's body cut short)
         done.add(url)
         got = captures(where[2])
         what = f"{where[2]}: {failure}"
-        if not got:
+        if "ERR_ABORTED" in failure:          # cut short: by the walk moving on, or by the page
+            if any((c.get("status") or "").startswith(("2", "3")) for c in got):
+                m.aborted_captured.append(f"{what} on {at}")
+            else:
+                m.aborted_other += 1
+        elif not got:
             m.failed_uncaptured.append(what)
         elif all(not (c.get("status") or "").startswith(("2", "3")) for c in got):
             m.failed_archived_error.append(what)
@@ -341,8 +351,10 @@ def _summary(name: str, w: Walk, m: Missing, index: Index) -> Dict[str, object]:
         "failed, uncaptured": len(m.failed_uncaptured), "failed, archived as an error": len(m.failed_archived_error),
         "failed, captured": m.failed_captured[:10],
         "failed examples": (m.failed_uncaptured + m.failed_archived_error)[:5],
-        "aborted requests by type (the walk moved on)": dict(Counter(
+        "aborted requests by type": dict(Counter(
             f.split(" ", 1)[1] for _, f, _ in w.request_failures if "ERR_ABORTED" in f)),
+        "aborted, no 404 seen, captured URLs": len(m.aborted_captured), "aborted examples": m.aborted_captured[:4],
+        "aborted, no 404 seen, other": m.aborted_other,
         "downloads": sum("Download is starting" in e for _, e in w.failed_navigations),
         "failed navigations": [f for f in w.failed_navigations if "Download is starting" not in f[1]][:10],
         "their page errors": len(w.their_errors),
@@ -399,6 +411,7 @@ def test_walk_the_replayed_site(served, record_property):
         assert [r for r in w.responses if r[0] >= 500] == []
         assert w.our_errors == []
         assert m.captured == [], m.captured[:20]
+        assert m.failed_captured == [], m.failed_captured[:20]   # e.g. a 404 of it blocked by ORB or CORS
         assert [u for u in m.ours if "/static/" in u] == []
         assert len(w.pages) >= min(PAGES[name], 200), summary          # distinct pages, by construction
         if index.revisits:                                              # the re-crawl, from its revisits
