@@ -15,6 +15,11 @@ their scripts got into their DOM; the tests read it from the frame.
 Static HTML attributes, CSS and inline scripts are rewritten by the HTML kernel (ext/html_rewrite,
 scripts through warchive.replay.js); a navigation no rewriter can see (a computed property name)
 is stopped by the Content-Security-Policy, not leaked.
+
+The static pages (images, srcset, CSS url() and @import, a web font, <base>, windows-1252) are
+also screenshot live, served by the same test site to a chromium of their own, and replayed:
+the decoded pixels must be equal (the section "replayed = live" says what is compared with
+what). The catcher, the guard, the launch flags and the server are in replay_kit.py.
 """
 
 from __future__ import annotations
@@ -22,11 +27,8 @@ from __future__ import annotations
 import json
 import math
 import re
-import socket
-import socketserver
 import struct
 import sys
-import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,11 +37,14 @@ from typing import List
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
+for _p in (TESTS, TESTS / "e2e"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 import localsite  # noqa: E402
 import warcgen  # noqa: E402
+import pngutil  # noqa: E402
+from replay_kit import Guard, LeakCatcher, launch, launch_live, serve  # noqa: E402
 from testsite import DOMAIN, Site, png_bytes, response_bytes  # noqa: E402
 
 WWW, CDN, API = f"www.{DOMAIN}", f"cdn.{DOMAIN}", f"api.{DOMAIN}"
@@ -49,9 +54,6 @@ EVIL_TITLE = "<script>window.__xss=2</script>"
 FONT = next((p for p in ("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
                          "/usr/share/fonts/truetype/liberation/LiberationMono-Regular.ttf") if Path(p).exists()), None)
 
-# chromium's own services (component updates, network time, sign-in) resolve nowhere: they are the
-# browser's traffic, not the page's, and no archived page here names those hosts
-BROWSER_OWN = ", ".join(f"MAP *.{d} ~NOTFOUND" for d in ("google.com", "googleapis.com", "gstatic.com", "gvt1.com"))
 OUT = ('<pre id="out"></pre><script>function out(k, v) {'
        'document.getElementById("out").textContent += k + "=" + v + "\\n"; }</script>')
 
@@ -86,6 +88,7 @@ APP_JS = """(function () {
   got("fetch-abs", fetch("http://api.site.test/c.json").then(function (r) { return r.json(); }).then(function (j) { return j.v; }));
   got("fetch-origin", fetch(location.origin + "/data/b.json").then(function (r) { return r.json(); }).then(function (j) { return j.v; }));
   got("fetch-request", fetch(new Request("http://api.site.test/c.json", {headers: {"X-Asked": "1"}})).then(function (r) { return r.json(); }).then(function (j) { return j.v; }));
+  got("fetch-missing", fetch("http://api.site.test/never-captured.json").then(function (r) { return r.status; }));
   got("xhr", new Promise(function (ok, no) {
     var x = new XMLHttpRequest();
     x.open("GET", "http://api.site.test/x.txt");
@@ -228,82 +231,12 @@ document.getElementById("ih").innerHTML = '<img id="ihimg" src="http://{CDN}/img
     return urls
 
 
-def _sni(data: bytes) -> str:
-    """The server name of a TLS ClientHello (RFC 8446 4.1.2, extension 0), or ""."""
-    try:
-        k = 5 + 4 + 2 + 32                                  # record and handshake headers, version, random
-        k += 1 + data[k]                                    # session id
-        k += 2 + int.from_bytes(data[k:k + 2], "big")       # cipher suites
-        k += 1 + data[k]                                    # compression methods
-        end = k + 2 + int.from_bytes(data[k:k + 2], "big")
-        k += 2
-        while k + 4 <= end:
-            kind, size = int.from_bytes(data[k:k + 2], "big"), int.from_bytes(data[k + 2:k + 4], "big")
-            if kind == 0:
-                return data[k + 9:k + 4 + size].decode("ascii", "replace")
-            k += 4 + size
-    except IndexError:
-        pass
-    return ""
-
-
-def _describe(data: bytes) -> str:
-    """The request line and Host of an HTTP request, or the server name of a TLS ClientHello."""
-    if data[:1] == b"\x16":
-        return "TLS " + (_sni(data) or "(no server name)")
-    if not data:
-        return "(connected, nothing sent)"
-    head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
-    host = next((h.split(":", 1)[1].strip() for h in head[1:] if h.lower().startswith("host:")), "?")
-    return f"{head[0][:120]} (Host: {host})"
-
-
-class LeakCatcher:
-    """A TCP server that records the first bytes of every connection (any protocol)."""
-
-    def __init__(self) -> None:
-        self.hits: List[str] = []
-        self.open = 0            # connections accepted and not yet recorded
-        catcher = self
-
-        class H(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                catcher.open += 1
-                self.request.settimeout(2)
-                try:
-                    data = self.request.recv(4096)
-                except OSError:
-                    data = b""
-                catcher.hits.append(_describe(data))
-                catcher.open -= 1
-                try:
-                    self.request.sendall(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n")
-                except OSError:
-                    pass
-
-        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), H)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def settle(self, timeout: float = 3.0) -> None:
-        """Wait until every connection accepted so far is recorded (one that sends nothing is
-        recorded when its read times out)."""
-        end = time.monotonic() + timeout
-        while self.open and time.monotonic() < end:
-            time.sleep(0.05)
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 class Replay:
     """What the tests share: the replay origin, the browser context and what leaked."""
 
-    def __init__(self, origin, context, leaks, escaped, console, requests):
+    def __init__(self, origin, context, leaks, escaped, console, requests, pw):
         self.origin, self.context, self.leaks, self.escaped = origin, context, leaks, escaped
-        self.console, self.requests = console, requests
+        self.console, self.requests, self.pw = console, requests, pw
 
     def top(self, url: str, ts: str = "") -> str:
         return f"{self.origin}/web/{ts}{'/' if ts else ''}{url}"
@@ -354,10 +287,8 @@ def _extra_warc(d: Path) -> Path:
 @pytest.fixture(scope="module")
 def replay(tmp_path_factory):
     localsite.require_browser()
-    import uvicorn
     from playwright.sync_api import sync_playwright
 
-    from warchive.capture.browser import chromium_path
     from warchive.collection import Collection
     from warchive.replay.app import create_app
 
@@ -372,48 +303,19 @@ def replay(tmp_path_factory):
     assert "/media/tone.wav" in crawled and "/submit" not in crawled
     Collection(str(coll)).add([str(_extra_warc(tmp))])
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(str(tmp / "colls")), log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    origin = f"http://127.0.0.1:{port}"
     leaks = LeakCatcher()
-    escaped: List[str] = []
     console: List[str] = []
-    requests: List[str] = []
-    pw = sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=chromium_path(), headless=True, args=[
-        "--no-sandbox", f"--host-resolver-rules={BROWSER_OWN}, MAP * 127.0.0.1:{leaks.port}, EXCLUDE 127.0.0.1",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-domain-reliability", "--no-first-run", "--mute-audio",
-        "--disable-features=DnsOverHttps,MediaRouter,HttpsUpgrades,OptimizationHints"])
-    context = browser.new_context(viewport={"width": 900, "height": 700}, device_scale_factor=1)
-
-    def guard(route):
-        if route.request.url.startswith(origin + "/"):
-            requests.append(route.request.url)
-            route.continue_()
-        else:
-            escaped.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", guard)
-    context.on("console", lambda m: console.append(m.text))
-    try:
-        yield Replay(origin, context, leaks, escaped, console, requests)
-    finally:
-        context.close()
-        browser.close()
-        pw.stop()
-        server.should_exit = True
-        thread.join(10)
-        leaks.close()
+    with serve(create_app(str(tmp / "colls"))) as origin, sync_playwright() as pw:
+        browser = launch(pw, leaks.port)
+        context = browser.new_context(viewport={"width": 900, "height": 700}, device_scale_factor=1)
+        guard = Guard(context, origin)
+        context.on("console", lambda m: console.append(m.text))
+        try:
+            yield Replay(origin, context, leaks, guard.escaped, console, guard.requests, pw)
+        finally:
+            context.close()
+            browser.close()
+            leaks.close()
 
 
 @pytest.fixture
@@ -458,14 +360,15 @@ def go(page, replay, path: str):
 
 def test_scripts_get_archived_responses_through_the_client(page, replay):
     f = go(page, replay, "/scripts.html")
-    for k in ("fetch-rel", "fetch-root", "fetch-abs", "fetch-origin", "fetch-request", "xhr", "import-rel",
-              "import-abs", "worker", "websocket", "eventsource"):
+    for k in ("fetch-rel", "fetch-root", "fetch-abs", "fetch-origin", "fetch-request", "fetch-missing", "xhr",
+              "import-rel", "import-abs", "worker", "websocket", "eventsource"):
         got = outputs(f, k)
     assert got["location"] == f"http://{WWW}/scripts.html"          # the location proxy
     assert got["window.location"] == "/scripts.html"
     assert got["top"] == "true" and got["parent"] == "true"          # the archive's top, not the banner
     assert got["fetch-rel"] == "a" and got["fetch-root"] == "b" and got["fetch-abs"] == "c"
     assert got["fetch-origin"] == "b" and got["fetch-request"] == "c"
+    assert got["fetch-missing"] == "404"                             # the archive's 404, as live: no network error
     assert got["xhr"] == "x-text"
     assert got["import-rel"] == "module-rel" and got["import-abs"] == "module-abs"
     assert got["worker"] == "worker-ok"
@@ -679,4 +582,150 @@ def test_script_in_a_url_or_title_does_not_run_in_our_pages(page, replay):
     f.wait_for_load_state("load")
     page.wait_for_function("() => document.title.includes('<script>')")        # shown as text
     assert page.evaluate("window.__xss") is None
+    replay.assert_no_leak()
+
+
+# ---------------------------------------------------------------------------- replayed = live, pixel for pixel
+#
+# Chromium draws a cross-origin iframe's text on a layer of its own: about a dozen anti-aliased
+# pixels of a page come out one level apart from the same page drawn at the top of a window
+# (measured: "/" 14 pixels, css.html 1, frame.html 1, each off by 1 in one channel). The banner's
+# frame is cross-origin (sandboxed: an opaque origin), so the user's view is compared with the
+# live page in a cross-origin frame of the same size, and the page's own content (its mp_ URL)
+# at the top of a window with the live page at the top of one. (A sandboxed live frame is no
+# oracle: its opaque origin makes the live site's @font-face a CORS failure, which the archive's
+# Access-Control-Allow-Origin avoids.)
+
+SHOT = {"width": 900, "height": 700}
+STATIC_PAGES = ["/", "/images.html", "/css.html", "/base.html", "/latin1.html", "/frame.html"]
+WRAP = f"wrap.{DOMAIN}"
+SETTLED = """async () => {
+  await document.fonts.ready;
+  await Promise.all(Array.from(document.images,
+                               i => i.complete ? null : new Promise(ok => { i.onload = i.onerror = ok; })));
+  await new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(ok)));
+  const out = document.getElementById("out");
+  return {images: Array.from(document.images).filter(i => i.naturalWidth > 0).length,
+          broken: Array.from(document.images).filter(i => !i.naturalWidth).length,
+          fonts: Array.from(document.fonts).filter(f => f.status === "loaded").length,
+          text: document.body.innerText, out: out ? out.textContent : null};
+}"""
+
+
+def _settled(frame) -> list:
+    """When the frame and its frames have their fonts and images: what each shows."""
+    got = [frame.evaluate(SETTLED)] + [s for c in frame.child_frames for s in _settled(c)]
+    return sorted(got, key=json.dumps)
+
+
+def _drew(png: bytes) -> bool:
+    img = pngutil.decode(png)
+    return any(row != img.rows[0] for row in img.rows) or len(set(img.rows[0])) > 1
+
+
+def _wrapper(req, rest: str):
+    """A page of another origin holding the live page in a frame the size of the viewport."""
+    from testsite import Reply
+    body = (f'<!DOCTYPE html><html><body style="margin:0"><iframe id="x" src="http://{WWW}/{rest}" '
+            f'style="display:block;border:0;width:{SHOT["width"]}px;height:{SHOT["height"]}px"></iframe>'
+            '</body></html>').encode()
+    return Reply([response_bytes(200, body, [("Content-Type", "text/html")])])
+
+
+@pytest.fixture(scope="module")
+def live(replay):
+    """The test site served live (the same bytes the crawl archived) and a host of another
+    origin framing its pages, in a chromium of its own whose *.site.test resolve to it, with
+    the replay's flags and viewport."""
+    site = Site()
+    build_site(site)
+    site.add_prefix(WRAP, "/", _wrapper)
+    with site:
+        browser = launch_live(replay.pw, DOMAIN, site.port)
+        context = browser.new_context(viewport=SHOT, device_scale_factor=1)
+        try:
+            yield context
+        finally:
+            context.close()
+            browser.close()
+
+
+def _written(frame, path: str) -> None:
+    """Wait until the page's own script has written what it writes (base.html: its fetch)."""
+    if path == "/base.html":
+        outputs(frame, "fetch-base")
+
+
+def _differences(a: bytes, b: bytes) -> str:
+    """"" when the two PNGs decode to the same pixels, else where they differ."""
+    ia, ib = pngutil.decode(a), pngutil.decode(b)
+    if (ia.width, ia.height) != (ib.width, ib.height):
+        return f"sizes differ: {ia.width}x{ia.height} live, {ib.width}x{ib.height} replayed"
+    if ia.channels == ib.channels:
+        rows = [y for y in range(ia.height) if ia.rows[y] != ib.rows[y]]
+    else:
+        rows = [y for y in range(ia.height) if any(ia.pixel(x, y) != ib.pixel(x, y) for x in range(ia.width))]
+    if not rows:
+        return ""
+    pixels = [(x, y) for y in rows for x in range(ia.width) if ia.pixel(x, y) != ib.pixel(x, y)]
+    x, y = pixels[0]
+    return (f"{len(pixels)} pixels differ in rows {rows[0]}..{rows[-1]}; first at ({x}, {y}): "
+            f"live {ia.pixel(x, y)}, replayed {ib.pixel(x, y)}")
+
+
+def _live_shots(live, path: str):
+    """The live page at the top of a window and in a cross-origin frame: (state, top, framed)."""
+    lp = live.new_page()
+    try:
+        lp.goto(f"http://{WWW}{path}")
+        _written(lp.main_frame, path)
+        state = _settled(lp.main_frame)
+        top = lp.screenshot(animations="disabled", caret="hide")
+        lp.goto(f"http://{WRAP}{path}")
+        f = lp.locator("#x").element_handle().content_frame()
+        f.wait_for_load_state("load")
+        _written(f, path)
+        assert _settled(f) == state
+        framed = lp.locator("#x").screenshot(animations="disabled", caret="hide")
+    finally:
+        lp.close()
+    return state, top, framed
+
+
+def _compare(path: str, what: str, live_png: bytes, replay_png: bytes, out: Path) -> None:
+    diff = _differences(live_png, replay_png)
+    if diff:
+        stem = what.replace(" ", "-")
+        (out / f"{stem}-live.png").write_bytes(live_png)
+        (out / f"{stem}-replayed.png").write_bytes(replay_png)
+    assert diff == "", f"{path} {what}: {diff} (the screenshots are in {out})"
+
+
+@pytest.mark.parametrize("path", STATIC_PAGES)
+def test_replayed_static_page_looks_as_the_live_one(path, live, page, replay, tmp_path):
+    """Same viewport (the banner's frame sized to it), the same fonts (DejaVu through
+    @font-face, the system's otherwise), no animation, no caret: the replayed page in the
+    banner's frame, as the user sees it, and its mp_ URL at the top of a window are the live
+    page's pixels."""
+    state, live_top, live_framed = _live_shots(live, path)
+    assert all(s["broken"] == 0 for s in state) and _drew(live_top)   # the live page is whole and drew
+    page.set_viewport_size(SHOT)
+    go(page, replay, path)
+    banner = page.evaluate("document.getElementById('wa-frame').getBoundingClientRect().top")
+    assert banner == int(banner), banner            # the banner is whole pixels high: no subpixel shift
+    page.set_viewport_size({"width": SHOT["width"], "height": SHOT["height"] + int(banner)})
+    f = go(page, replay, path)
+    box = page.locator("#wa-frame").bounding_box()
+    assert (box["width"], box["height"]) == (SHOT["width"], SHOT["height"]), box
+    _written(f, path)
+    assert _settled(f) == state
+    _compare(path, "framed", live_framed, page.locator("#wa-frame").screenshot(animations="disabled", caret="hide"),
+             tmp_path)
+    content = f.url
+    assert "mp_/" in content, content
+    page.set_viewport_size(SHOT)
+    page.goto(content)
+    _written(page.main_frame, path)
+    assert _settled(page.main_frame) == state
+    _compare(path, "top", live_top, page.screenshot(animations="disabled", caret="hide"), tmp_path)
     replay.assert_no_leak()

@@ -92,3 +92,20 @@ def test_cors_preflight_from_the_sandboxed_frame(client, root):
     other = TestClient(create_app(str(root), replay_host="http://replay.example:8081"))
     assert other.options(f"/web/{TS}mp_/http://example.com/", headers={
         "Origin": "http://elsewhere.example", "Access-Control-Request-Method": "POST"}).status_code == 403
+
+
+def test_a_capture_not_found_is_readable_by_the_sandboxed_frame(client, root):
+    """A script's fetch() of a URL never captured sees the 404, as it would have seen the live
+    one's, not a network error: the sandboxed frame's origin is opaque, so the error needs the
+    same Access-Control-Allow-Origin as replayed responses."""
+    for url in (f"/web/{TS}mp_/http://example.com/never.json", f"/web/{TS}id_/http://other.example/x.woff2"):
+        r = client.get(url, headers={"Origin": "null", "Sec-Fetch-Mode": "cors"})
+        assert r.status_code == 404
+        assert r.headers["access-control-allow-origin"] == "*"
+    assert client.get(f"/web/{TS}mp_/http://example.com/").headers["access-control-allow-origin"] == "*"
+    # pages on an origin of their own, or at the top (frameless): nothing cross-origin to allow
+    for other in (TestClient(create_app(str(root), replay_host="http://replay.example:8081"),
+                             base_url="http://replay.example:8081"),
+                  TestClient(create_app(str(root), framed_replay=False))):
+        r = other.get(f"/web/{TS}mp_/http://example.com/never.json")
+        assert r.status_code == 404 and "access-control-allow-origin" not in r.headers

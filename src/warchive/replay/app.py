@@ -208,7 +208,7 @@ class ReplayApp:
         try:
             aurl = ArchivalUrl.parse(target)
         except ArchivalUrlError as e:
-            return self._error(req, 400, "Bad archival URL", str(e), served)
+            return self._replay_error(req, 400, "Bad archival URL", str(e), served)
         try:
             if aurl.is_query:
                 return self._query_page(served, aurl, req)
@@ -217,15 +217,15 @@ class ReplayApp:
                 return self._frame(served, reply, req)
             return reply
         except BadRequest as e:
-            return self._error(req, 400, "Bad request", str(e), served)
+            return self._replay_error(req, 400, "Bad request", str(e), served)
         except CaptureNotFound as e:
             log.info("%s: %s", coll, e)
-            return self._error(req, 404, "Not in the archive",
-                               f"{aurl.url} is not in the collection {coll}" +
-                               (f" near {aurl.timestamp}" if aurl.timestamp else ""), served)
+            return self._replay_error(req, 404, "Not in the archive",
+                                      f"{aurl.url} is not in the collection {coll}" +
+                                      (f" near {aurl.timestamp}" if aurl.timestamp else ""), served)
         except ArchiveError as e:
             log.error("collection %r: %s", coll, e)
-            return self._error(req, 500, "Archive error", f"collection {coll!r}: {e}", served)
+            return self._replay_error(req, 500, "Archive error", f"collection {coll!r}: {e}", served)
 
     def _from_referrer(self, path: str, qs: str, req: Request) -> Optional[Reply]:
         """A root-relative URL that escaped rewriting (``/img/a.png`` from a script) asked by a
@@ -258,6 +258,16 @@ class ReplayApp:
         body = error_page(status, title, message, static=self.static_url(req), app_prefix=req.app_prefix,
                           crumbs=crumbs)
         return _html(status, body)
+
+    def _replay_error(self, req: Request, status: int, title: str, message: str, served: Served) -> Reply:
+        """An error answering an archival URL, which an archived page may have asked from a
+        script or as a font: readable by the sandboxed frame (an opaque origin) as replayed
+        responses are, so that the page sees the status as it would have seen the live one's,
+        not a network error (a fetch() rejected, where live it resolved with a 404)."""
+        reply = self._error(req, status, title, message, served)
+        if not self.config.replay_host and self.config.framed_replay:
+            reply.headers.append(("Access-Control-Allow-Origin", "*"))
+        return reply
 
     def _collections(self, req: Request) -> Reply:
         names = self.colls.names()
