@@ -296,3 +296,10 @@ def test_a_root_relative_url_that_escaped_is_sent_back_under_its_page(frameless)
     r = frameless.get("/logo.png", headers={"Referer": "http://elsewhere.test/web/2020/http://example.com/"},
                       follow_redirects=False)
     assert r.status_code == 404    # a Referer that is not ours sends nothing anywhere
+    assert "access-control-allow-origin" not in r.headers   # frameless: no opaque frame to allow
+
+
+def test_the_redirect_of_an_escaped_url_is_readable_by_the_sandboxed_frame(client):
+    ref = f"http://testserver/web/{TS1}mp_/http://example.com/"
+    r = client.get("/logo.png", headers={"Referer": ref}, follow_redirects=False)
+    assert r.status_code == 307 and r.headers["access-control-allow-origin"] == "*"

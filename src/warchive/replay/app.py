@@ -250,7 +250,11 @@ class ReplayApp:
         target = f"{parts.scheme}://{parts.netloc}{path}" + ("?" + qs if qs else "")
         mod = page.modifier if page.modifier not in ("", "mp_") else "mp_"
         loc = own + coll + "/" + str(ArchivalUrl(target, page.timestamp, mod))
-        return Reply(307, [("Location", loc), ("Content-Length", "0")])
+        reply = Reply(307, [("Location", loc), ("Content-Length", "0")])
+        if not self.config.replay_host and self.config.framed_replay:
+            # a script's fetch from the sandboxed frame (an opaque origin) follows it
+            reply.headers.append(("Access-Control-Allow-Origin", "*"))
+        return reply
 
     # ------------------------------------------------------------------ pages
     def _error(self, req: Request, status: int, title: str, message: str, served: Optional[Served] = None) -> Reply:
