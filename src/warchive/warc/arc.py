@@ -28,13 +28,15 @@ class ArcHead:
     the first line, and the version block of a filedesc record), ``declared`` (the LENGTH
     field as written) and ``length`` (the content bytes as warcio reads them: LENGTH less the
     version block, 0 when that is negative or LENGTH is no number), with ``note`` saying why
-    when ``length`` is not what was written: (kind, problem, action) or None."""
+    when ``length`` is not what was written: (kind, problem, action) or None; ``fields``: the
+    five fields of the first line as written."""
 
-    __slots__ = ("type", "headers", "end", "declared", "length", "note")
+    __slots__ = ("type", "headers", "end", "declared", "length", "note", "fields")
 
     def __init__(self, rtype: str, headers: Headers, end: int, declared: str, length: int,
-                 note: Optional[Tuple[str, str, str]]) -> None:
+                 note: Optional[Tuple[str, str, str]], fields: Tuple[str, ...] = ()) -> None:
         self.type = rtype
+        self.fields = fields
         self.headers = headers
         self.end = end
         self.declared = declared
@@ -58,6 +60,7 @@ def parse_arc(buf: bytes) -> Optional[ArcHead]:
     parts = line.rsplit(" ", 4)
     if len(parts) != 5:
         return None
+    written = tuple(parts)
     uri, ip, date, mime, declared = parts
     fields: List[Tuple[str, str]]
     if uri.startswith(FILEDESC):
@@ -71,7 +74,7 @@ def parse_arc(buf: bytes) -> Optional[ArcHead]:
     fields += [("WARC-IP-Address", ip), ("WARC-Date", timestamp_to_iso_date(date)),
                ("Content-Type", mime), ("Content-Length", declared)]
     length, note = _length(declared, total, rtype == "warcinfo")
-    return ArcHead(rtype, Headers("WARC/1.0", "", fields, total), end, declared, length, note)
+    return ArcHead(rtype, Headers("WARC/1.0", "", fields, total), end, declared, length, note, written)
 
 
 def _length(declared: str, total: int, filedesc: bool) -> Tuple[int, Optional[Tuple[str, str, str]]]:
