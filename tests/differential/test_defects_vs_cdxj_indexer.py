@@ -396,3 +396,37 @@ def test_a_text_line_warcio_takes_for_an_arc_head_is_indexed_as_cdxj_indexer(fid
     with pytest.raises(ArchiveError) as e:
         index_file(str(bf.path), lambda b: None, IndexOptions(strict=True, report=lambda m: None))
     assert e.value.offset == bf.defects[0][0] and "no record head" in str(e.value), e.value
+
+
+def _member_read_as_text() -> "warcgen.Piece":
+    """A resource record whose gzip member, read as text from its first LF on, has a line of five
+    fields next (found by trying bodies of one length: the deflate bytes are what they are; its
+    digests are those of the first)."""
+    first = warcgen.warc_pieces([warcgen.w_block("resource", "bad/r", "http://broken.example.com/r", "text/plain",
+                                                 b"resource number 00000\n")])[0]
+    for n in range(100000):
+        p = warcgen.Piece(first.head, b"resource number %05d\n" % n, first.sep, first.rtype, first.uri, False)
+        m = warcgen.gzip_member(p.plain())
+        q = m.find(b"\n") + 1
+        while 0 < q < len(m) and not warcgen._line_at(m, q).rstrip():
+            q += len(warcgen._line_at(m, q))
+        if 0 < q < len(m) and warcgen._five_fields(warcgen._line_at(m, q)) is not None:
+            return p
+    raise AssertionError("no such body")
+
+
+def test_compressed_bytes_after_a_text_record_are_a_member(tmp_path):
+    """A text record between gzip members whose separator line is the next member's first bytes:
+    warcio, reading on as text, makes a record of the member's compressed bytes too; warchive
+    reads the member (and indexes it as cdxj-indexer does from there)."""
+    pieces = warcgen.warc_pieces(warcgen._base_recs())
+    pieces[2:2] = [_member_read_as_text()]
+    data, records, defects, _ = warcgen.inject_defect(pieces, True, "garbage", 1, 0,
+                                                      b"a line of text of five words or more\n")
+    path = tmp_path / "text.warc.gz"
+    path.write_bytes(data)
+    peer = peer_resync.resynced(path, [], [o for o, *_ in records], tmp_path)
+    assert len(peer.dropped) == 1 and peer_resync.line_offset(peer.dropped[0], False) > records[3][0], peer.dropped
+    assert [k for _, k in defects] == ["text-record"]
+    assert_index_matches(path, [], records, defects, tmp_path, "compressed bytes")
+    assert_offsets_match(path, records, defects, tmp_path, "compressed bytes")

@@ -620,17 +620,17 @@ class ArchiveIterator:
         else:
             self._pos = self._plain_tail(rec, unit, end, sep)
         if _is_text(rec):
-            self._pos = self._after_text(self._pos)
+            self._pos = self._after_text(unit.base + rec._block, self._pos)
 
-    def _after_text(self, pos: int) -> int:
-        """Where reading goes on after a text record (a plain one) whose separator ends at pos:
-        the next record, or the end of the file; its one defect covers the blank lines, and
-        the bytes that are no record, before it."""
+    def _after_text(self, block: int, pos: int) -> int:
+        """Where reading goes on after a text record (a plain one, its content at block) whose
+        separator ends at pos: the next record, or the end of the file; its one defect covers
+        the blank lines, and the bytes that are no record, before it."""
         read = self._reader.read_at
         k = skip_blank(read, pos)
         if k is None:
             return self._end_of(pos)
-        if self._starts_record(k):
+        if self._starts_record(k, self._raw(block, k)):
             return k
         found = self._find_member(k) if self.gzip else find_record(read, k)
         return found if found is not None else self._end_of(k)
@@ -652,7 +652,7 @@ class ArchiveIterator:
             return at
         # warcio reads the line after the content as the separator, whatever it is, then blank lines
         k = skip_blank(read, at + len(line))
-        starts = k is None or self._starts_record(k)
+        starts = k is None or self._starts_record(k, self._raw(unit.base + (rec._block if _is_text(rec) else end), k))
         nxt = k if k is not None else self._end_of(at)
         if starts and is_blank(line):
             self._record_defect(rec, skind, f"{lead} is followed by {_show(read(at, nxt - at))} instead of {word}",
@@ -680,13 +680,20 @@ class ArchiveIterator:
                        else "no record follows: skipped to the end of the file")
         return found if found is not None else self._end_of(at)
 
-    def _starts_record(self, pos: int) -> bool:
+    def _starts_record(self, pos: int, text: bool = True) -> bool:
         """Does a record (a gzip member, in a gzip file) begin at pos, where warcio parses the
-        next record (a text record too)?"""
+        next record (a text record too, unless not text)?"""
         read = self._reader.read_at
         if self.gzip and read(pos, 3) == GZIP_MAGIC:
             return True
-        return next_record_line(first_line(read, pos)) is not None
+        line = first_line(read, pos)
+        return (next_record_line(line) if text else record_line(line)) is not None
+
+    def _raw(self, start: int, pos: int) -> bool:
+        """Do the bytes from start up to pos lie outside gzip members (in a gzip file: hold no
+        member header)? Only there does warcio read text that the reader reads too: after a
+        record that is not compressed it reads the members that follow as text."""
+        return not self.gzip or GZIP_MAGIC not in self._reader.read_at(start, pos - start)
 
 
 def open(source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,  # noqa: A001
