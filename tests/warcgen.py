@@ -1055,8 +1055,9 @@ def defect_applies(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> boo
         return not p.arc and (kind == "sep_lf" or not p.block or p.block[:1] not in b" \t\r\n")
     if kind == "plain_in_gz":
         return i >= 1
-    if kind == "split":
-        return bool(p.block.strip()) and not p.block.lstrip().startswith((b"WARC/", b"http:", b"https:"))
+    if kind == "split":   # (warcio reads a text record out of a rest beginning with a line of five fields)
+        return (bool(p.block.strip()) and not p.block.lstrip().startswith((b"WARC/", b"http:", b"https:"))
+                and _five_fields(_line_at(p.block, 0)) is None)
     if kind == "arc_version_block":
         return p.arc and p.head.startswith(b"filedesc://") and i == 0
     if kind == "garbage":

@@ -430,3 +430,24 @@ def test_compressed_bytes_after_a_text_record_are_a_member(tmp_path):
     assert [k for _, k in defects] == ["text-record"]
     assert_index_matches(path, [], records, defects, tmp_path, "compressed bytes")
     assert_offsets_match(path, records, defects, tmp_path, "compressed bytes")
+
+
+def test_a_split_record_whose_rest_begins_with_a_text_line(tmp_path):
+    """A record whose head is in one gzip member and whose block, in the next, begins with a line
+    of five fields: warcio ends the record with its member and reads a text record out of the
+    next one; so does warchive (it does not read the record across the members)."""
+    pieces = warcgen.warc_pieces(warcgen._base_recs())
+    rec = warcgen.warc_pieces([warcgen.w_block("resource", "bad/x", "http://broken.example.com/x", "text/plain",
+                                               b"a line of five words here\nmore text\n")])[0]
+    chunks = [warcgen.gzip_member(p.plain()) for p in pieces[:2]] + [
+        warcgen.gzip_member(rec.head), warcgen.gzip_member(rec.block + rec.sep), warcgen.gzip_member(pieces[2].plain())]
+    offs = [sum(map(len, chunks[:j])) for j in range(len(chunks) + 1)]
+    records = [(offs[j], offs[j + 1] - offs[j], t, u) for j, (t, u) in enumerate(
+        [(p.rtype, p.uri) for p in pieces[:2]] + [(rec.rtype, rec.uri), ("response", "a%20line"),
+                                                 (pieces[2].rtype, pieces[2].uri)])]
+    defects = [(offs[2], "content-length"), (offs[3], "text-record")]
+    path = tmp_path / "split.warc.gz"
+    path.write_bytes(b"".join(chunks))
+    for mode in MODES:
+        assert_index_matches(path, MODES[mode], records, defects, tmp_path, f"split text [{mode}]")
+    assert_offsets_match(path, records, defects, tmp_path, "split text")
