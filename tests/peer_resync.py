@@ -139,7 +139,7 @@ def _tails(path: Path, starts: Sequence[int], run: Callable[[Path], Tuple[list, 
         if not failed:
             return got, gave_up
         last = last_of(items, pos)
-        after = last if last is not None else pos   # nothing read: the record at pos is unreadable
+        after = max(last, pos) if last is not None else pos   # (warcio's offsets inside a member may go back)   # nothing read: the record at pos is unreadable
         gave_up.append(after)
         nxt = [s for s in starts if s > after]
         if not nxt:

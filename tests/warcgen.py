@@ -1045,8 +1045,8 @@ def defect_applies(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> boo
     last = i == len(pieces) - 1
     if kind in ("cl_short", "cl_long", "cl_invalid") and p.filedesc:
         return False   # its length is arc_version_block's business
-    if kind == "cl_short":
-        return 1 <= k <= len(p.block) and bool(p.block[-k:].strip())
+    if kind == "cl_short":   # (what is left over must not begin with the separator: the record would end there)
+        return 1 <= k <= len(p.block) and bool(p.block[-k:].strip()) and not p.block[-k:].startswith(p.sep)
     if kind == "cl_long":
         if gz:
             return k >= 1
@@ -1078,6 +1078,14 @@ def _warcio_uri(uri: str) -> str:
     return uri.replace(" ", "%20")
 
 
+def _warcio_length(field: str) -> int:
+    """An ARC length field as warcio reads it: int(), 0 when that fails or is negative."""
+    try:
+        return max(int(field), 0)
+    except ValueError:
+        return 0
+
+
 def _line_at(data: bytes, p: int) -> bytes:
     nl = data.find(b"\n", p)
     return data[p: nl + 1] if nl >= 0 else data[p:]
@@ -1101,7 +1109,9 @@ def text_records(data: bytes, pos: int, stop: int, gz: bool = False) -> list:
     negative); the length's bytes are its content, and the line after them is read as its
     separator whatever it is, then blank lines. The first line of fewer or more fields (where
     warcio gives up), or reaching stop, ends them. [(offset, length, "response", uri)], the
-    length running to the end of the line after the content."""
+    length running to the end of the line after the content; length None: warcio reads no
+    record there (an http(s) URL, a length, and the file ends after the line: its HTTP head
+    parser meets the end), and nothing after it."""
     out = []
     p = pos
     while True:
@@ -1115,15 +1125,16 @@ def text_records(data: bytes, pos: int, stop: int, gz: bool = False) -> list:
             return out
         if parts[0].startswith("filedesc://"):
             raise Unmodelled("a filedesc:// line: warcio reads two more lines into its head")
-        try:
-            n = max(int(parts[4]), 0)
-        except ValueError:
-            n = 0
+        n = _warcio_length(parts[4])
         end = p + len(line) + n
         if end > stop and stop < len(data):
             raise Unmodelled(f"the text record at {p} runs into the record at {stop}")
         end = min(end, len(data))
-        out.append((p, end - p, "response", _warcio_uri(parts[0])))
+        uri = _warcio_uri(parts[0])
+        if n and uri.startswith(("http:", "https:")) and p + len(line) == len(data):
+            out.append((p, None, "response", uri))
+            return out
+        out.append((p, end - p, "response", uri))
         q = end + len(_line_at(data, end))   # its separator line, whatever it is
         if q > stop:   # the next record's first line: warcio gives up after it, the reader finds it again
             while q < len(data) and not _line_at(data, q).rstrip():
@@ -1186,6 +1197,9 @@ def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1, garbage
             parts = _five_fields(_line_at(text, 0))
             if parts is None:
                 chunks.append((gzip_member(text), None, "garbage"))
+            elif (_warcio_uri(parts[0]).startswith(("http:", "https:")) and text == _line_at(text, 0)
+                  and _warcio_length(parts[4]) > 0):   # its content is missing: warcio reads no record, and
+                raise Unmodelled("counts the member into the next record's (as an empty member)")
             else:   # the text record is the member's only record: the rest of it is read as its own
                 chunks.append((gzip_member(text), ("response", _warcio_uri(parts[0]), None), "text-record"))
         elif kind in ("empty_member", "blank_member"):
@@ -1212,7 +1226,7 @@ def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1, garbage
         data += b
         pos += len(b)
     texts = _texts_after(data, records, defects, offsets, gz, kind, i, at, written)
-    records = sorted(records + texts)
+    records = sorted(records + [t for t in texts if t[1] is not None])
     defects = sorted(defects + [(o, "text-record") for o, *_ in texts])
     return data, records, defects, offsets + [pos]
 
@@ -1234,10 +1248,41 @@ def _texts_after(data: bytes, records: list, defects: list, offsets: list, gz: b
                 raise Unmodelled("blank lines before the first text record")
             defects.remove((g, "garbage"))
         return texts
-    if gz:
-        return []   # in a member: the reader reads no record in the rest of a member (warcio's offsets there are none)
-    end = at + len(written.head) + written.version_block + written.read_length()
+    end = len(written.head) + written.version_block + written.read_length()
+    if gz:   # in a member: the reader reads no record in the rest of a member (warcio's offsets there are none)
+        if kind in ("split", "plain_in_gz"):
+            return []
+        member = zlib.decompressobj(31).decompress(data[at:])
+        if kind == "text_member":
+            member = zlib.decompressobj(31).decompress(data[offsets[offsets.index(at) + 1]:])
+            first = _line_at(member, 0)
+            parts = _five_fields(first)
+            end = len(first) + _warcio_length(parts[4]) if parts is not None else len(member)
+        if _reads_on_in_member(member, end):
+            raise Unmodelled("warcio reads text records in a gzip member and on past its end")
+        return []
+    end += at
     return text_records(data, end + len(_line_at(data, end)), stops[0])
+
+
+def _reads_on_in_member(member: bytes, end: int) -> bool:
+    """Does warcio, after a record whose content ends at ``end`` of a gzip member's data, read
+    text records out of the rest of the member and go on past its end, not giving up? (Its
+    offsets of the records after are then off too: docs/format.md, "Where we differ".)"""
+    if end >= len(member):
+        return False
+    q = end + len(_line_at(member, end))
+    texts = text_records(member, q, len(member), True)
+    if not texts:
+        return False
+    o, n = texts[-1][0], texts[-1][1]
+    if n is None:
+        return True
+    e = o + n
+    q = e + len(_line_at(member, e))
+    while q < len(member) and not _line_at(member, q).rstrip():
+        q += len(_line_at(member, q))
+    return q >= len(member)
 
 
 def _defective(directory, name: str, what: str, pieces: list, gz: bool, kind: str, i: int, k: int = 1,

@@ -183,7 +183,7 @@ class ArchiveIterator:
                 rec = self._next_record()
                 if rec is None:
                     return
-                if self.types is not None and rec.type not in self.types:
+                if rec._skip or (self.types is not None and rec.type not in self.types):
                     self._finish(rec)
                     continue
                 yield rec
@@ -443,8 +443,16 @@ class ArchiveIterator:
         rec._content_end = block + length if length is not None else None
         rec._block = block
         rec._payload = block
-        if unit.gz and pos == 0 and rec._content_end is not None:   # its content may run on into the next member
+        if unit.gz and pos == 0 and rec._content_end is not None and not text:   # it may run on into the next member
             unit.limit, unit.extend = rec._content_end, self._extend
+        if text and length and rec.target_uri is not None and rec.target_uri.startswith(HTTP_SCHEMES) \
+                and not unit.read(block, 1):
+            # warcio's HTTP head parser meets the end: it reads no record (and goes on with the next member)
+            rec._skip = True
+            assert rec._note is not None
+            kind, problem, action = rec._note
+            rec._note = (kind, problem, action + "; its content is missing, so warcio reads no record")
+            return rec
         if self.types is not None and rec.type not in self.types:
             return rec  # dropped by the caller: its block is never looked at
         if self.parse_http and rec.type in HTTP_RECORDS:
