@@ -990,10 +990,9 @@ def arc_pieces(records: list) -> list:
 
 
 # Lines that are no record. warcio takes a line of five space-separated fields, where it parses the
-# next record, for an ARC record's first line (see text_records): [2] and from [4] on have such lines.
-GARBAGE_LINES = [b"garbage line between records\r\n", b"\x00\x01\x02 binary junk \xff\xfe\n",
-                 b"<html>a page saved in the middle</html>\n<p>and more of it</p>\n",
-                 b"a line of four\n",
+# next record, for an ARC record's first line (see text_records): [2] of GARBAGE_LINES has one, and so
+# have TEXT_LINES but the first (GARBAGE_LINES[3:], GARBAGE_BYTES[5:]).
+TEXT_LINES = [b"a line of four\n",
                  b"a line of text of five words or more\n",                 # the next record's first line is eaten
                  b"one two three four 12\ntwelve bytes\n\n",               # a length that is a number
                  b"http://example.com/page 93.184.216.34 2024 text/html 5\nhello\n",   # a URL, a short date
@@ -1001,7 +1000,9 @@ GARBAGE_LINES = [b"garbage line between records\r\n", b"\x00\x01\x02 binary junk
                  b"<p>one line of five words</p>\nconsumed\nthen a line of four\n",   # warcio gives up after it
                  b"<http://example.com/x> 93.184.216.34 20240102030405 text/html 0\n\n",   # <...> taken off
                  b"caf\xe9 au lait, pas cher\r\n\r\n"]                       # Latin-1
-GARBAGE_BYTES = GARBAGE_LINES + [b"\x00" * 64, GARBAGE]
+GARBAGE_LINES = [b"garbage line between records\r\n", b"\x00\x01\x02 binary junk \xff\xfe\n",
+                 b"<html>a page saved in the middle</html>\n<p>and more of it</p>\n"] + TEXT_LINES
+GARBAGE_BYTES = GARBAGE_LINES[:3] + [b"\x00" * 64, GARBAGE] + TEXT_LINES
 
 # The defect classes: name -> (files it applies to: "plain", "gz" or both, what it does)
 DEFECT_CLASSES = {
@@ -1329,7 +1330,7 @@ DEFECTIVE_WARCS = [
     ("extra_blank_line", "pg", "sep_extra", 1, 1, "one CRLF more after the request's CRLFCRLF"),
     ("garbage_between_records", "p", "garbage", 1, 2, "two lines of HTML between the request and the response "
                                                       "(warcio reads a text record out of the first)"),
-    ("text_between_members", "g", "garbage", 1, 7, "four lines of text between the request's gzip member and the "
+    ("text_between_members", "g", "garbage", 1, 9, "four lines of text between the request's gzip member and the "
                                                    "response's (warcio reads text records out of two)"),
     ("text_member", "g", "text_member", 1, 2, "a gzip member holding two lines of HTML after the request "
                                               "(warcio reads a text record out of the first)"),

@@ -284,7 +284,8 @@ def text_garbage(draw) -> bytes:
     many bytes as their last field (a number) says."""
     lines = []
     for j in range(draw(st.integers(1, 4))):
-        words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=7))
+        words = draw(st.lists(st.sampled_from(WORDS), min_size=5, max_size=7)   # (five fields, or more)
+                     | st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
         if j == 0 and not " ".join(words).strip():
             words.insert(0, "text")
         if len(words) >= 5 and draw(st.booleans()):   # a length that is a number, and its bytes

@@ -110,6 +110,9 @@ class ArchiveIterator:
         self._unit: Optional[Unit] = None
         self._unit_pos = 0            # where the next record starts inside the current gzip member
         self._at_start = True         # no record read yet: bytes that are none are an error here
+        # where the next record is read, a line of text is a text record (framing.text_head): after a
+        # record, or at an offset the caller gives (not at the start of a file: that is no archive)
+        self._text_here = self._reader.start > 0
         self._iter = self._records()
 
     def __iter__(self) -> Iterator[Record]:
@@ -127,6 +130,7 @@ class ArchiveIterator:
         self._unit = None
         self._unit_pos = 0
         self._at_start = not resync
+        self._text_here = resync or offset > 0
         self._iter = self._records()
 
     @property
@@ -216,7 +220,7 @@ class ArchiveIterator:
             if pos == 0:
                 line = first_line(unit.read, start)
                 kind = record_line(line)
-                if kind is None and start == 0 and not self._at_start and text_head(line):
+                if kind is None and start == 0 and self._text_here and text_head(line):
                     kind = "text"   # warcio parses a member's first line as the next record's
                 if kind is None:
                     if self._at_start:
@@ -252,7 +256,7 @@ class ArchiveIterator:
                 self._pos = end
             return None
         line = first_line(reader.read_at, start)
-        kind = record_line(line) if self._at_start else next_record_line(line)
+        kind = next_record_line(line) if self._text_here else record_line(line)
         if kind is not None:
             if start > at:
                 where = "before the first record" if at == 0 else "between records"
@@ -439,6 +443,7 @@ class ArchiveIterator:
             block = pos + arc.end
             length = arc.length
         self._at_start = False
+        self._text_here = True
         rec.content_length = length
         rec._content_end = block + length if length is not None else None
         rec._block = block
