@@ -45,13 +45,16 @@ NO_DATE = "29991231235959"   # warcio's timestamp of an ARC date that is no numb
 
 def not_a_record_head(offset: int, url: Optional[str], timestamp: str, starts: Sequence[int], gz: bool) -> bool:
     """Is the record warcio reports at ``offset`` (with this URL and 14-digit timestamp) of a
-    gzip file an ARC head it made of text where warchive reads none: not at a record start as
-    built, with a URL without a scheme or a date that is no number? (Inside a gzip member
-    warcio's offset of such a record is where its buffered reader stood, so the bytes there
-    tell nothing; every other record built has a URL with a scheme or none, and a date.)"""
-    if not gz or offset in starts or url is None:   # no URL: a record of another type than ARC's
+    gzip file an ARC head it made of text where warchive reads none: of a gzip member's
+    compressed bytes (its URL begins with the gzip magic), or not at a record start as built,
+    with a URL without a scheme or a date that is no number? (Inside a gzip member warcio's
+    offset of such a record is where its buffered reader stood, so the bytes there tell
+    nothing; every other record built has a URL with a scheme or none, and a date.)"""
+    if not gz or url is None:   # no URL: a record of another type than ARC's
         return False
-    return not _SCHEME.match(url) or timestamp == NO_DATE
+    if url.startswith("\x1f\x8b"):   # a gzip member's bytes read as text (at its start, too)
+        return True
+    return offset not in starts and (not _SCHEME.match(url) or timestamp == NO_DATE)
 
 
 def line_fields(line: bytes, cdx11: bool) -> Tuple[int, Optional[str], str]:

@@ -1119,6 +1119,8 @@ def text_records(data: bytes, pos: int, stop: int, gz: bool = False) -> list:
         while p < stop and not _line_at(data, p).rstrip():
             p += len(_line_at(data, p))
         if p >= stop:
+            if gz and out and p == stop < len(data) and _five_fields(_line_at(data, p)) is not None:
+                raise Unmodelled("warcio reads the next gzip member's compressed bytes as a text record")
             return out
         line = _line_at(data, p)
         parts = _five_fields(line)
@@ -1140,8 +1142,8 @@ def text_records(data: bytes, pos: int, stop: int, gz: bool = False) -> list:
         if q > stop:   # the next record's first line: warcio gives up after it, the reader finds it again
             while q < len(data) and not _line_at(data, q).rstrip():
                 q += len(_line_at(data, q))
-            if not gz and q < len(data) and _five_fields(_line_at(data, q)) is not None:
-                raise Unmodelled(f"warcio reads on inside the record at {stop}")
+            if q < len(data) and _five_fields(_line_at(data, q)) is not None:
+                raise Unmodelled(f"warcio reads on inside the record (or gzip member) at {stop}")
             return out
         p = q
 
