@@ -458,3 +458,35 @@ def test_a_split_record_whose_rest_begins_with_a_text_line(tmp_path):
     for mode in MODES:
         assert_index_matches(path, MODES[mode], records, defects, tmp_path, f"split text [{mode}]")
     assert_offsets_match(path, records, defects, tmp_path, "split text")
+
+
+def test_a_member_holding_a_text_line_without_its_content(tmp_path):
+    """A gzip member holding only a line of five fields with an http URL and a length: warcio's HTTP
+    head parser meets the member's end, it reads no record there and counts the member into the
+    next record (as an empty member: docs/format.md, "Where we differ", 11); warchive reports the
+    line and gives the next record its own member."""
+    pieces = warcgen.warc_pieces(warcgen._base_recs())
+    chunks = [warcgen.gzip_member(p.plain()) for p in pieces]
+    chunks[2:2] = [warcgen.gzip_member(b"http://example.com/ 93.184.216.34 2024 text/html 5\n")]
+    offs = [sum(map(len, chunks[:j])) for j in range(len(chunks) + 1)]
+    path = tmp_path / "void.warc.gz"
+    path.write_bytes(b"".join(chunks))
+    peer = peer_resync.resynced(path, [], offs[:-1], tmp_path)
+    assert peer_resync.line_offset(peer.lines[0], False) == offs[2]   # the response, from the text member on
+    expected = [_set_length(peer_resync.shift_line(peer.lines[0], offs[3] - offs[2], False), offs[4] - offs[3], False)]
+    got, said = warchive_lines(path, [])
+    assert got == expected + peer.lines[1:]
+    assert [x.split(" at byte ")[1].split(":")[0] for x in said if x.startswith("warchive: warning")] == [str(offs[2])]
+
+
+def test_a_file_that_begins_with_a_text_line_is_no_archive(tmp_path):
+    """warcio reads a line of five fields at the start of a file as a text record; warchive says the
+    file is no archive (docs/format.md, "Where we differ", 11)."""
+    pieces = warcgen.warc_pieces(warcgen._base_recs())
+    path = tmp_path / "text-first.warc"
+    path.write_bytes(b"a line of text of five words\n" + b"".join(p.plain() for p in pieces))
+    peer, _ = peer_resync.run_peer(path, [])
+    assert peer.startswith(b"a%20line%20of)/ " + peer_resync.NO_DATE.encode())
+    with pytest.raises(ArchiveError) as e:
+        warchive_lines(path, [])
+    assert e.value.offset == 0 and "not a WARC or ARC record" in str(e.value)
