@@ -1253,7 +1253,12 @@ def _texts_after(data: bytes, records: list, defects: list, offsets: list, gz: b
         return texts
     end = len(written.head) + written.version_block + written.read_length()
     if gz:   # in a member: the reader reads no record in the rest of a member (warcio's offsets there are none)
-        if kind in ("split", "plain_in_gz"):
+        if kind == "plain_in_gz":   # after it warcio reads the next member as text, from its first line
+            nxt = offsets[offsets.index(at) + 1] if at != offsets[-1] else len(data)
+            if nxt < len(data) and _five_fields(_line_at(data, nxt)) is not None:
+                raise Unmodelled("warcio reads the next gzip member's compressed bytes as a text record")
+            return []
+        if kind == "split":
             return []
         member = zlib.decompressobj(31).decompress(data[at:])
         if kind == "text_member":

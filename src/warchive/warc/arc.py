@@ -7,6 +7,9 @@ the version block (``1 0 ORIGIN`` and the field names), which warcio counts into
 head and subtracts from LENGTH: IA's ARC writers declare a LENGTH one byte shorter than
 that block, which warcio reads as a record without content (so do we, and say so).
 
+A line of text where warcio parses the next record that splits into five fields is such a
+head to warcio too: a *text record*, whose one defect ``text_note`` says.
+
 This module parses bytes already in memory; it never reads files.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from ..timestamps import timestamp_to_iso_date
-from .defects import ARC_VERSION_BLOCK, CONTENT_LENGTH
+from .defects import ARC_VERSION_BLOCK, CONTENT_LENGTH, TEXT_RECORD
 from .headers import Headers, decode_line
 from .record import new_record_id
 
@@ -90,3 +93,16 @@ def _length(declared: str, total: int, filedesc: bool) -> Tuple[int, Optional[Tu
                    f"the filedesc:// header declares {n} bytes, its version block alone is {total}",
                    "read as a version block without content, as warcio reads it")
     return 0, (CONTENT_LENGTH, f"invalid ARC length {declared!r}", "read as 0 bytes, as warcio reads it")
+
+
+def text_note(arc: ArcHead, raw: bytes, missing: bool = False) -> Tuple[str, str, str]:
+    """The one defect of a text record: the ARC head warcio makes of raw, a line of text that is
+    no record head (warchive.warc.framing.text_head), read as arc; missing: its content is
+    missing and its URL http(s), so that warcio reads no record."""
+    uri, _, date, _, declared = arc.fields
+    n = f"{arc.length} content bytes" if arc.note is None else f"length {declared!r} read as {arc.length}"
+    line = raw[: raw.find(b"\n") + 1] if b"\n" in raw else raw
+    shown = repr(line[:40]) + ("..." if len(line) > 40 else "")
+    return (TEXT_RECORD, f"a line that is no record head where a record should begin ({shown})",
+            f"read as the ARC record warcio makes of it: URL {uri!r}, date {date!r}, {n}"
+            + ("; its content is missing, so warcio reads no record" if missing else ""))

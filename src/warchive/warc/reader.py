@@ -17,23 +17,24 @@ gives up by looking for the next record (warchive.warc.framing), and each is
 reported once as a Defect (warchive.warc.defects); ``strict=True`` raises the
 first instead. Where warcio parses the next record (after a record and its
 blank lines, at the start of a gzip member) a line of text that it takes for
-an ARC head is read as that ARC record (a text record: its one defect covers
-whatever follows it up to the next record). Damage no reader can read past (a truncated file, a bad CRC,
-bytes at the start that are no archive) raises a CorruptRecordError child
-naming the file and byte offset; everything before it has been yielded intact.
+an ARC head is read as that ARC record (a text record, whose one defect
+covers what follows it up to the next record). Damage no reader can read past
+(a truncated file, a bad CRC, bytes at the start that are no archive) raises a
+CorruptRecordError child naming the file and byte offset; everything before
+it has been yielded intact.
 This module does not build index lines (warchive.index.cdx does).
 """
 
 from __future__ import annotations
 
 import zlib
-from typing import Iterable, Iterator, Optional, Tuple
+from typing import Iterable, Iterator, Optional
 
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
 from ..errors import CorruptRecordError, RecordFormatError, TruncatedError
-from .arc import ARC_HEAD_MAX, ArcHead, parse_arc
+from .arc import ARC_HEAD_MAX, parse_arc, text_note
 from .defects import (BLANK_LINES, CONTENT_LENGTH, EMPTY_MEMBER, GARBAGE, PLAIN_RECORD, SEPARATOR, SPLIT_RECORD,
-                      TEXT_RECORD, Defects, OnDefect)
+                      Defects, OnDefect)
 from .framing import (ARC_SEPARATOR, GZIP_MAGIC, LINE_MAX, LOOKBACK, SCAN, WARC_SEPARATOR, cut_first_line,
                       find_record, first_line, is_blank, next_record_line, record_line, skip_blank, text_head)
 from .headers import Head, Headers, http_head, parse_head, warc_protocol
@@ -58,20 +59,6 @@ def _begins_record(data: bytes) -> bool:
         return data[p : p + n]
     k = skip_blank(read, 0)
     return k is not None and record_line(first_line(read, k), True) is not None
-
-
-def _is_text(rec: Record) -> bool:
-    """Is rec a text record: an ARC record warcio makes of a line that is no record head?"""
-    return rec._note is not None and rec._note[0] == TEXT_RECORD
-
-
-def _text_note(arc: ArcHead, line: bytes) -> Tuple[str, str, str]:
-    """The one defect of a text record (its length that is no number included)."""
-    uri, _, date, _, declared = arc.fields
-    n = f"{arc.length} content bytes" if arc.note is None else f"length {declared!r} read as {arc.length}"
-    line = line[: line.find(b"\n") + 1] if b"\n" in line else line
-    return (TEXT_RECORD, f"a line that is no record head where a record should begin ({_show(line)})",
-            f"read as the ARC record warcio makes of it: URL {uri!r}, date {date!r}, {n}")
 
 
 class ArchiveIterator:
@@ -439,9 +426,13 @@ class ArchiveIterator:
             rec.format = "arc"
             rec.type = arc.type
             rec.headers = arc.headers
-            rec._note = arc.note if not text else _text_note(arc, unit.read(pos, 80))
+            rec._text = text
             block = pos + arc.end
             length = arc.length
+            # a text record without content whose URL is http(s): warcio's HTTP head parser meets the end
+            rec._skip = text and bool(length) and (rec.target_uri or "").startswith(HTTP_SCHEMES) \
+                and not unit.read(block, 1)
+            rec._note = arc.note if not text else text_note(arc, unit.read(pos, 80), rec._skip)
         self._at_start = False
         self._text_here = True
         rec.content_length = length
@@ -450,15 +441,7 @@ class ArchiveIterator:
         rec._payload = block
         if unit.gz and pos == 0 and rec._content_end is not None and not text:   # it may run on into the next member
             unit.limit, unit.extend = rec._content_end, self._extend
-        if text and length and rec.target_uri is not None and rec.target_uri.startswith(HTTP_SCHEMES) \
-                and not unit.read(block, 1):
-            # warcio's HTTP head parser meets the end: it reads no record (and goes on with the next member)
-            rec._skip = True
-            assert rec._note is not None
-            kind, problem, action = rec._note
-            rec._note = (kind, problem, action + "; its content is missing, so warcio reads no record")
-            return rec
-        if self.types is not None and rec.type not in self.types:
+        if rec._skip or (self.types is not None and rec.type not in self.types):
             return rec  # dropped by the caller: its block is never looked at
         if self.parse_http and rec.type in HTTP_RECORDS:
             uri = rec.target_uri
@@ -496,7 +479,7 @@ class ArchiveIterator:
     def _short_content(self, rec: Record, got: int) -> None:
         """The content ends before Content-Length says: a truncated plain file (an error), or
         a gzip member holding less than the record claims (a defect: the record ends there)."""
-        if _is_text(rec):   # no record: what there is of it is read, as warcio reads it
+        if rec._text:   # no record: what there is of it is read, as warcio reads it
             return
         problem = f"record ends after {got - rec._block} of its {rec.content_length} content bytes"
         if not rec._unit.gz:
@@ -507,7 +490,7 @@ class ArchiveIterator:
 
     def _record_defect(self, rec: Record, kind: str, problem: str, action: str) -> None:
         """A defect of rec found where it ends (a text record has one only, its own)."""
-        if not _is_text(rec):
+        if not rec._text:
             self._sink.add(rec.offset, kind, problem, action)
 
     def _report_note(self, rec: Record) -> None:
@@ -521,7 +504,7 @@ class ArchiveIterator:
             return
         rec._finished = True
         unit = rec._unit
-        if _is_text(rec):   # its one defect: what follows it is read as warcio reads it, not reported again
+        if rec._text:   # its one defect: what follows it is read as warcio reads it, not reported again
             self._report_note(rec)
         if unit.gz:
             self._finish_member_record(rec, unit)
@@ -618,7 +601,7 @@ class ArchiveIterator:
         assert end is not None
         start = rec.offset - unit.base
         if end > 0 and len(unit.read(end - 1, 1)) < 1:
-            if _is_text(rec):   # warcio reads a text record's content up to the end of the file
+            if rec._text:   # warcio reads a text record's content up to the end of the file
                 end = rec._content_end = self._end_of(unit.base + rec._block) - unit.base
             else:
                 size = self._reader.size
@@ -632,13 +615,12 @@ class ArchiveIterator:
             self._pos = at + len(sep)
         else:
             self._pos = self._plain_tail(rec, unit, end, sep)
-        if _is_text(rec):
+        if rec._text:
             self._pos = self._after_text(unit.base + rec._block, self._pos)
 
     def _after_text(self, block: int, pos: int) -> int:
-        """Where reading goes on after a text record (a plain one, its content at block) whose
-        separator ends at pos: the next record, or the end of the file; its one defect covers
-        the blank lines, and the bytes that are no record, before it."""
+        """Where reading goes on after a plain text record (its content at block) whose separator
+        ends at pos: the next record or the end (its one defect covers what is before it)."""
         read = self._reader.read_at
         k = skip_blank(read, pos)
         if k is None:
@@ -665,7 +647,7 @@ class ArchiveIterator:
             return at
         # warcio reads the line after the content as the separator, whatever it is, then blank lines
         k = skip_blank(read, at + len(line))
-        starts = k is None or self._starts_record(k, self._raw(unit.base + (rec._block if _is_text(rec) else end), k))
+        starts = k is None or self._starts_record(k, self._raw(unit.base + (rec._block if rec._text else end), k))
         nxt = k if k is not None else self._end_of(at)
         if starts and is_blank(line):
             self._record_defect(rec, skind, f"{lead} is followed by {_show(read(at, nxt - at))} instead of {word}",
@@ -703,9 +685,8 @@ class ArchiveIterator:
         return (next_record_line(line) if text else record_line(line)) is not None
 
     def _raw(self, start: int, pos: int) -> bool:
-        """Do the bytes from start up to pos lie outside gzip members (in a gzip file: hold no
-        member header)? Only there does warcio read text that the reader reads too: after a
-        record that is not compressed it reads the members that follow as text."""
+        """Do the bytes from start up to pos hold no gzip member header? (After a record not
+        compressed warcio reads the members that follow as text; the reader reads members.)"""
         return not self.gzip or GZIP_MAGIC not in self._reader.read_at(start, pos - start)
 
 
