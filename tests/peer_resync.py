@@ -142,7 +142,8 @@ def _tails(path: Path, starts: Sequence[int], run: Callable[[Path], Tuple[list, 
         if not failed:
             return got, gave_up
         last = last_of(items, pos)
-        after = max(last, pos) if last is not None else pos   # (warcio's offsets inside a member may go back)   # nothing read: the record at pos is unreadable
+        # nothing read: the record at pos is unreadable (max: warcio's offsets in a member may go back)
+        after = max(last, pos) if last is not None else pos
         gave_up.append(after)
         nxt = [s for s in starts if s > after]
         if not nxt:

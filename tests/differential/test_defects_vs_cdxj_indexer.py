@@ -362,7 +362,8 @@ def test_generated_defects_index_as_cdxj_indexer(case, mode, tmp_path_factory):
     assert_offsets_match(path, records, defects, work, label)
 
 
-@settings(max_examples=int(40 * SCALE), deadline=None, database=None, derandomize=not os.environ.get("WARCHIVE_FUZZ_SEED"),
+@settings(max_examples=int(40 * SCALE), deadline=None, database=None,
+          derandomize=not os.environ.get("WARCHIVE_FUZZ_SEED"),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.function_scoped_fixture])
 @given(case=text_files(), mode=st.sampled_from(list(MODES)))

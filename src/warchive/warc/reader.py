@@ -561,19 +561,19 @@ class ArchiveIterator:
         line = first_line(unit.read, end)
         if not line:
             self._record_defect(rec, skind, f"{lead} is not followed by {word}: its gzip member ends",
-                           "read as if it were")
+                                "read as if it were")
             return None
         j = end + len(line)
         k = skip_blank(unit.read, j)
         if is_blank(line):
             if k is None:
                 self._record_defect(rec, skind, f"{lead} is followed by {_show(tail)} instead of {word}",
-                               "read as if it were")
+                                    "read as if it were")
                 return None
             if record_line(first_line(unit.read, k)) is not None:
                 if unit.read(end, k - end) != sep:
                     self._record_defect(rec, skind, f"{lead} is followed by {k - end} blank bytes, not {word}",
-                                   "the next record of its gzip member read after them")
+                                        "the next record of its gzip member read after them")
                 else:
                     self._report_note(rec)
                 return k
@@ -582,18 +582,18 @@ class ArchiveIterator:
             problem = f"{cl} does not end the record: a line that is not blank follows ({_show(line)})"
             if k is None:
                 self._record_defect(rec, CONTENT_LENGTH, problem,
-                               "the record ends with its gzip member, as warcio reads it")
+                                    "the record ends with its gzip member, as warcio reads it")
                 return None
             if record_line(first_line(unit.read, k)) is not None:
                 self._record_defect(rec, CONTENT_LENGTH, problem,
-                               "the next record of its gzip member read after that line, as warcio reads it")
+                                    "the next record of its gzip member read after that line, as warcio reads it")
                 return k
             junk = j
         found = find_record(unit.read, junk)
-        self._record_defect(rec, CONTENT_LENGTH,
-                       f"{cl} does not end the record: it is followed by bytes that are no record ({_show(line)})",
-                       "the next record of its gzip member read after them" if found is not None
-                       else "the record ends with its gzip member")
+        self._record_defect(rec, CONTENT_LENGTH, f"{cl} does not end the record: it is followed by bytes that "
+                            f"are no record ({_show(line)})",
+                            "the next record of its gzip member read after them" if found is not None
+                            else "the record ends with its gzip member")
         return found
 
     def _finish_plain_record(self, rec: Record, unit: Unit) -> None:
@@ -643,7 +643,7 @@ class ArchiveIterator:
         line = first_line(read, at)
         if not line:
             self._record_defect(rec, skind, f"{lead} is not followed by {word}: the file ends",
-                           "read as if it were")
+                                "read as if it were")
             return at
         # warcio reads the line after the content as the separator, whatever it is, then blank lines
         k = skip_blank(read, at + len(line))
@@ -651,13 +651,13 @@ class ArchiveIterator:
         nxt = k if k is not None else self._end_of(at)
         if starts and is_blank(line):
             self._record_defect(rec, skind, f"{lead} is followed by {_show(read(at, nxt - at))} instead of {word}",
-                           f"reading on at byte {nxt}" if k is not None else "the file ends")
+                                f"reading on at byte {nxt}" if k is not None else "the file ends")
             return nxt
         if starts:
             self._record_defect(rec, CONTENT_LENGTH,
-                           f"{cl} does not end the record: a line that is not blank follows ({_show(line)})",
-                           f"{nxt - at} bytes skipped, reading on at byte {nxt} as warcio does" if k is not None
-                           else f"{nxt - at} bytes skipped to the end of the file")
+                                f"{cl} does not end the record: a line that is not blank follows ({_show(line)})",
+                                f"{nxt - at} bytes skipped, reading on at byte {nxt} as warcio does" if k is not None
+                                else f"{nxt - at} bytes skipped to the end of the file")
             return nxt
         # warcio gives up here. A Content-Length too long swallows the start of the next record:
         # look for it from a little before the record's end on
@@ -667,12 +667,12 @@ class ArchiveIterator:
             found = at   # it begins right where this one ends, though not at a line start
         if found == at and rec._note is None:   # the next record right after this one: no blank line between
             self._record_defect(rec, skind, f"record is not followed by {word}: the next record begins "
-                                                  "right after it", f"reading on at byte {at}")
+                                "right after it", f"reading on at byte {at}")
             return at
         self._record_defect(rec, CONTENT_LENGTH,
-                       f"{cl} does not end the record: it is followed by {_show(read(at, 41))}",
-                       f"the next record found at byte {found}" if found is not None
-                       else "no record follows: skipped to the end of the file")
+                            f"{cl} does not end the record: it is followed by {_show(read(at, 41))}",
+                            f"the next record found at byte {found}" if found is not None
+                            else "no record follows: skipped to the end of the file")
         return found if found is not None else self._end_of(at)
 
     def _starts_record(self, pos: int, text: bool = True) -> bool:
