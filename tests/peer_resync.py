@@ -10,14 +10,17 @@ the file, and after each give-up again on the file's tail from the first
 record start (known from how the file was built) after the last record it
 read, shifting the offsets of what it reports by where the tail begins.
 
-One more documented difference (docs/format.md, "Defects"): warcio takes any
-line of five space-separated fields for an ARC record head, so a line of
-text between records such as ``<html>a page saved in the middle</html>``
-becomes a record (URL ``<html>a page``, a date of ``in``, no content) that
-cdxj-indexer indexes with timestamp 29991231235959. warchive reads a line as
-an ARC head only when it could be one (a URL with a scheme, a date of at
-least 8 digits) and reports the rest as a defect; ``not_a_record_head``
-says which peer records those are.
+warcio takes any line of five space-separated fields, where it parses the
+next record, for an ARC record head, so a line of text between records such
+as ``<html>a page saved in the middle</html>`` becomes a record (URL
+``<html>a page``, a date of ``in``, no content) that cdxj-indexer indexes
+with timestamp 29991231235959. warchive reads those text records too, and
+their offsets are among the record starts a file was built with (warcgen
+text_records). In a gzip file warcio also makes them of the text inside a
+gzip member after a record (its offsets there are where its buffered reader
+stood) and of compressed bytes it reads as text (after a record that is not
+compressed), which warchive does not read as records (docs/format.md, "Where
+we differ"): ``not_a_record_head`` says which peer records those are.
 """
 
 from __future__ import annotations
@@ -40,15 +43,18 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 NO_DATE = "29991231235959"   # warcio's timestamp of an ARC date that is no number
 
 
-def not_a_record_head(offset: int, url: Optional[str], timestamp: str, starts: Sequence[int]) -> bool:
-    """Is the record warcio reports at ``offset`` (with this URL and 14-digit timestamp) an ARC
-    head it made of a line that cannot be one: a URL without a scheme or a date that is no
-    number? (Inside a gzip member warcio's offset of such a record is where its buffered reader
-    stood, so the bytes there tell nothing; every record built has a URL with a scheme or none,
-    and a date.)"""
-    if url is None:   # no URL: a record of another type than warcio's ARC records
+def not_a_record_head(offset: int, url: Optional[str], timestamp: str, starts: Sequence[int], gz: bool) -> bool:
+    """Is the record warcio reports at ``offset`` (with this URL and 14-digit timestamp) of a
+    gzip file an ARC head it made of text where warchive reads none: of a gzip member's
+    compressed bytes (its URL begins with the gzip magic), or not at a record start as built,
+    with a URL without a scheme or a date that is no number? (Inside a gzip member warcio's
+    offset of such a record is where its buffered reader stood, so the bytes there tell
+    nothing; every other record built has a URL with a scheme or none, and a date.)"""
+    if not gz or url is None:   # no URL: a record of another type than ARC's
         return False
-    return not _SCHEME.match(url) or timestamp == NO_DATE
+    if url.startswith("\x1f\x8b"):   # a gzip member's bytes read as text (at its start, too)
+        return True
+    return offset not in starts and (not _SCHEME.match(url) or timestamp == NO_DATE)
 
 
 def line_fields(line: bytes, cdx11: bool) -> Tuple[int, Optional[str], str]:
@@ -114,7 +120,7 @@ class Resynced:
 
 
 def _tails(path: Path, starts: Sequence[int], run: Callable[[Path], Tuple[list, bool]],
-           last_of: Callable[[list], Optional[int]], work: Path) -> Tuple[list, List[int]]:
+           last_of: Callable[[list, int], Optional[int]], work: Path) -> Tuple[list, List[int]]:
     """Run ``run`` on the file, then on its tail from the first of ``starts`` after where each run
     gave up; items of every run, offsets relative to the tail (with the tail's start)."""
     data = path.read_bytes()
@@ -135,8 +141,9 @@ def _tails(path: Path, starts: Sequence[int], run: Callable[[Path], Tuple[list, 
         got.append((pos, items))
         if not failed:
             return got, gave_up
-        last = last_of(items)
-        after = pos + last if last is not None else pos   # nothing read: the record at pos is unreadable
+        last = last_of(items, pos)
+        # nothing read: the record at pos is unreadable (max: warcio's offsets in a member may go back)
+        after = max(last, pos) if last is not None else pos
         gave_up.append(after)
         nxt = [s for s in starts if s > after]
         if not nxt:
@@ -148,10 +155,12 @@ def resynced(path: Path, args: Sequence[str], starts: Sequence[int], work: Path)
     """cdxj-indexer's lines for path read again at the first record of ``starts`` after each
     give-up (see the module docstring); the lines of not_a_record_head records are left out."""
     cdx11 = _cdx11(args)
+    gz = path.name.endswith(".gz")
 
-    def last_of(lines: list) -> Optional[int]:
-        offs = [line_offset(x, cdx11) for x in lines
-                if not x.startswith(b" CDX") and not not_a_record_head(*line_fields(x, cdx11), starts)]
+    def last_of(lines: list, pos: int) -> Optional[int]:
+        """The offset (in the whole file) of the last record of a run on the tail at pos."""
+        offs = [line_offset(y, cdx11) for y in (shift_line(x, pos, cdx11) for x in lines if not x.startswith(b" CDX"))
+                if not not_a_record_head(*line_fields(y, cdx11), starts, gz)]
         return max(offs) if offs else None
 
     def run(part: Path) -> Tuple[list, bool]:
@@ -163,7 +172,8 @@ def resynced(path: Path, args: Sequence[str], starts: Sequence[int], work: Path)
             # -p holds each record back until the next one is read (to pair them): the one read
             # last before giving up is written by the run without -p (alone, it pairs with none)
             plain, _ = run_peer(part, [a for a in args if a != "-p"])
-            last = last_of(lines)
+            offs = [line_offset(x, cdx11) for x in lines if not x.startswith(b" CDX")]
+            last = max(offs) if offs else None
             lines += [x for x in plain.splitlines(keepends=True) if last is None or line_offset(x, cdx11) > last]
         return lines, err is not None
 
@@ -178,7 +188,7 @@ def resynced(path: Path, args: Sequence[str], starts: Sequence[int], work: Path)
                     lines.append(x)
                 continue
             x = shift_line(x, pos, cdx11)
-            if not_a_record_head(*line_fields(x, cdx11), starts):
+            if not_a_record_head(*line_fields(x, cdx11), starts, gz):
                 dropped.append(x)
                 real = [y for y in lines if not y.startswith(b" CDX")]
                 if real:
@@ -213,8 +223,10 @@ def warcio_resynced(path: Path, starts: Sequence[int], work: Path) -> Tuple[list
     """warcio's records of path, read again at the next record of ``starts`` where it gives up
     (offsets in the whole file), less those made of lines that are no record head; and the
     records it read more after in the same run (a give-up, or one of those left out)."""
-    def last_of(recs: list) -> Optional[int]:
-        real = [off for off, _, _, u, date in recs if not not_a_record_head(off, u, _ts(date), starts)]
+    gz = path.name.endswith(".gz")
+
+    def last_of(recs: list, pos: int) -> Optional[int]:
+        real = [pos + off for off, _, _, u, date in recs if not not_a_record_head(pos + off, u, _ts(date), starts, gz)]
         return real[-1] if real else None
 
     runs, gave_up = _tails(path, starts, warcio_records, last_of, work)
@@ -222,7 +234,7 @@ def warcio_resynced(path: Path, starts: Sequence[int], work: Path) -> Tuple[list
     cut = list(gave_up)
     for pos, recs in runs:
         for off, length, t, u, date in recs:
-            if not not_a_record_head(pos + off, u, _ts(date), starts):
+            if not not_a_record_head(pos + off, u, _ts(date), starts, gz):
                 out.append((pos + off, length, t, u))
             elif out:
                 cut.append(out[-1][0])

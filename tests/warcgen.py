@@ -989,9 +989,20 @@ def arc_pieces(records: list) -> list:
     return out
 
 
+# Lines that are no record. warcio takes a line of five space-separated fields, where it parses the
+# next record, for an ARC record's first line (see text_records): [2] of GARBAGE_LINES has one, and so
+# have TEXT_LINES but the first (GARBAGE_LINES[3:], GARBAGE_BYTES[5:]).
+TEXT_LINES = [b"a line of four\n",
+                 b"a line of text of five words or more\n",                 # the next record's first line is eaten
+                 b"one two three four 12\ntwelve bytes\n\n",               # a length that is a number
+                 b"http://example.com/page 93.184.216.34 2024 text/html 5\nhello\n",   # a URL, a short date
+                 b"first of two lines of five words\nconsumed\nthe second line of five words\nconsumed too\n",
+                 b"<p>one line of five words</p>\nconsumed\nthen a line of four\n",   # warcio gives up after it
+                 b"<http://example.com/x> 93.184.216.34 20240102030405 text/html 0\n\n",   # <...> taken off
+                 b"caf\xe9 au lait, pas cher\r\n\r\n"]                       # Latin-1
 GARBAGE_LINES = [b"garbage line between records\r\n", b"\x00\x01\x02 binary junk \xff\xfe\n",
-                 b"<html>a page saved in the middle</html>\n<p>and more of it</p>\n"]
-GARBAGE_BYTES = GARBAGE_LINES + [b"\x00" * 64, GARBAGE]
+                 b"<html>a page saved in the middle</html>\n<p>and more of it</p>\n"] + TEXT_LINES
+GARBAGE_BYTES = GARBAGE_LINES[:3] + [b"\x00" * 64, GARBAGE] + TEXT_LINES
 
 # The defect classes: name -> (files it applies to: "plain", "gz" or both, what it does)
 DEFECT_CLASSES = {
@@ -1003,7 +1014,10 @@ DEFECT_CLASSES = {
     "sep_missing": ("plain gz", "no separator after the record"),
     "sep_lf": ("plain gz", "LF LF instead of CRLFCRLF; WARC only"),
     "sep_extra": ("plain gz", "one blank line more after the separator"),
-    "garbage": ("plain gz", "bytes that are no record after the record (GARBAGE_LINES / GARBAGE_BYTES [K])"),
+    "garbage": ("plain gz", "bytes that are no record after the record (GARBAGE_LINES / GARBAGE_BYTES [K]); "
+                            "warcio reads text records out of their lines of five fields (text_records)"),
+    "text_member": ("gz", "a gzip member holding GARBAGE_LINES[K] after the record (warcio reads a text record "
+                          "out of its first line when that has five fields)"),
     "empty_member": ("gz", "an empty gzip member after the record"),
     "blank_member": ("gz", "a gzip member holding only CRLF after the record"),
     "plain_in_gz": ("gz", "the record written uncompressed between the members"),
@@ -1032,8 +1046,8 @@ def defect_applies(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> boo
     last = i == len(pieces) - 1
     if kind in ("cl_short", "cl_long", "cl_invalid") and p.filedesc:
         return False   # its length is arc_version_block's business
-    if kind == "cl_short":
-        return 1 <= k <= len(p.block) and bool(p.block[-k:].strip())
+    if kind == "cl_short":   # (what is left over must not begin with the separator: the record would end there)
+        return 1 <= k <= len(p.block) and bool(p.block[-k:].strip()) and not p.block[-k:].startswith(p.sep)
     if kind == "cl_long":
         if gz:
             return k >= 1
@@ -1042,22 +1056,110 @@ def defect_applies(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> boo
         return not p.arc and (kind == "sep_lf" or not p.block or p.block[:1] not in b" \t\r\n")
     if kind == "plain_in_gz":
         return i >= 1
-    if kind == "split":
-        return bool(p.block.strip()) and not p.block.lstrip().startswith((b"WARC/", b"http:", b"https:"))
+    if kind == "split":   # (warcio reads a text record out of a rest beginning with a line of five fields)
+        return (bool(p.block.strip()) and not p.block.lstrip().startswith((b"WARC/", b"http:", b"https:"))
+                and _five_fields(_line_at(p.block, 0)) is None)
     if kind == "arc_version_block":
         return p.arc and p.head.startswith(b"filedesc://") and i == 0
     if kind == "garbage":
         return 0 <= k < len(GARBAGE_LINES if not gz else GARBAGE_BYTES)
+    if kind == "text_member":
+        return 0 <= k < len(GARBAGE_LINES)
     return True
 
 
-def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> tuple:
+class Unmodelled(ValueError):
+    """Bytes whose reading by warcio text_records does not model (a text record running into a record)."""
+
+
+def _warcio_uri(uri: str) -> str:
+    """WARC-Target-URI as warcio presents it: <...> taken off, spaces as %20."""
+    if uri.startswith("<") and uri.endswith(">"):
+        uri = uri[1:-1]
+    return uri.replace(" ", "%20")
+
+
+def _warcio_length(field: str) -> int:
+    """An ARC length field as warcio reads it: int(), 0 when that fails or is negative."""
+    try:
+        return max(int(field), 0)
+    except ValueError:
+        return 0
+
+
+def _line_at(data: bytes, p: int) -> bytes:
+    nl = data.find(b"\n", p)
+    return data[p: nl + 1] if nl >= 0 else data[p:]
+
+
+def _five_fields(line: bytes) -> Optional[list]:
+    """The five fields warcio's ARC head parser splits a line into, or None."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        text = line.decode("latin-1")
+    parts = text.rstrip().rsplit(" ", 4)
+    return parts if len(parts) == 5 else None
+
+
+def text_records(data: bytes, pos: int, stop: int, gz: bool = False) -> list:
+    """The text records warcio reads out of data[pos:stop], lines that are no record, from pos
+    on, a place where it parses the next record (after a record and its separator): blank lines
+    skipped, a line of five space-separated fields (split from the right, once decoded and
+    right-stripped) is an ARC head: URL, IP, date, type, length (0 when no number, or
+    negative); the length's bytes are its content, and the line after them is read as its
+    separator whatever it is, then blank lines. The first line of fewer or more fields (where
+    warcio gives up), or reaching stop, ends them. [(offset, length, "response", uri)], the
+    length running to the end of the line after the content; length None: warcio reads no
+    record there (an http(s) URL, a length, and the file ends after the line: its HTTP head
+    parser meets the end), and nothing after it."""
+    out = []
+    p = pos
+    while True:
+        while p < stop and not _line_at(data, p).rstrip():
+            p += len(_line_at(data, p))
+        if p >= stop:
+            if gz and out and p == stop < len(data) and _five_fields(_line_at(data, p)) is not None:
+                raise Unmodelled("warcio reads the next gzip member's compressed bytes as a text record")
+            return out
+        line = _line_at(data, p)
+        parts = _five_fields(line)
+        if parts is None:
+            return out
+        if parts[0].startswith("filedesc://"):
+            raise Unmodelled("a filedesc:// line: warcio reads two more lines into its head")
+        n = _warcio_length(parts[4])
+        end = p + len(line) + n
+        if end > stop and stop < len(data):
+            raise Unmodelled(f"the text record at {p} runs into the record at {stop}")
+        end = min(end, len(data))
+        uri = _warcio_uri(parts[0])
+        if n and uri.startswith(("http:", "https:")) and p + len(line) == len(data):
+            out.append((p, None, "response", uri))
+            return out
+        out.append((p, end - p, "response", uri))
+        q = end + len(_line_at(data, end))   # its separator line, whatever it is
+        if q > stop:   # the next record's first line: warcio gives up after it, the reader finds it again
+            while q < len(data) and not _line_at(data, q).rstrip():
+                q += len(_line_at(data, q))
+            if q < len(data) and _five_fields(_line_at(data, q)) is not None:
+                raise Unmodelled(f"warcio reads on inside the record (or gzip member) at {stop}")
+            return out
+        p = q
+
+
+def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1, garbage: Optional[bytes] = None) -> tuple:
     """The bytes of pieces (plain or a gzip member each) with defect kind injected at record i,
     and what a lenient reader must find, from how they were built: (data, records, defects,
     offsets) with records [(offset, length, rtype, uri)] (length None: the member's size) and
-    defects [(offset, kind)]."""
-    assert defect_applies(pieces, gz, kind, i, k), (kind, i, k)
+    defects [(offset, kind)]. ``garbage``: the bytes of a garbage defect instead of
+    GARBAGE_LINES / GARBAGE_BYTES[k]. Where warcio parses the next record after the defect
+    (in a plain file: after record i; in a gzip file: the garbage between members) the
+    text records it reads (text_records) are records too, each a text-record defect; raises
+    Unmodelled for bytes whose reading it cannot tell."""
+    assert garbage is not None or defect_applies(pieces, gz, kind, i, k), (kind, i, k)
     chunks: list = []   # (bytes, (rtype, uri, length or None) or None, defect kind or None)
+    written = pieces[i]  # record i as written
 
     def rec(p: Piece, data: bytes, defect: Optional[str] = None, plain: bool = False) -> None:
         length = p.record_length() if (not gz or plain) else None
@@ -1069,13 +1171,13 @@ def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> tupl
             continue
         wrap = gzip_member if gz else (lambda b: b)
         if kind == "cl_short":
-            q = p.with_length(str(int(p.declared) - k).encode())
+            q = written = p.with_length(str(int(p.declared) - k).encode())
             rec(q, wrap(q.plain()), "content-length")
         elif kind == "cl_long":
-            q = p.with_length(str(int(p.declared) + k).encode())
+            q = written = p.with_length(str(int(p.declared) + k).encode())
             rec(q, wrap(q.plain()), "content-length" if gz or k > len(p.sep) else "separator")
         elif kind == "cl_invalid":
-            q = p.with_length(b"abc")
+            q = written = p.with_length(b"abc")
             rec(q, wrap(q.plain()), "content-length")
         elif kind == "sep_missing":
             rec(p, wrap(p.head + p.block), "separator")
@@ -1090,7 +1192,19 @@ def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> tupl
                 chunks.append((extra, None, "blank-lines"))
         elif kind == "garbage":
             rec(p, wrap(p.plain()))
-            chunks.append(((GARBAGE_BYTES if gz else GARBAGE_LINES)[k], None, "garbage"))
+            chunks.append((garbage if garbage is not None else (GARBAGE_BYTES if gz else GARBAGE_LINES)[k],
+                           None, "garbage"))
+        elif kind == "text_member":
+            rec(p, gzip_member(p.plain()))
+            text = garbage if garbage is not None else GARBAGE_LINES[k]
+            parts = _five_fields(_line_at(text, 0))
+            if parts is None:
+                chunks.append((gzip_member(text), None, "garbage"))
+            elif (_warcio_uri(parts[0]).startswith(("http:", "https:")) and text == _line_at(text, 0)
+                  and _warcio_length(parts[4]) > 0):   # its content is missing: warcio reads no record, and
+                raise Unmodelled("counts the member into the next record's (as an empty member)")
+            else:   # the text record is the member's only record: the rest of it is read as its own
+                chunks.append((gzip_member(text), ("response", _warcio_uri(parts[0]), None), "text-record"))
         elif kind in ("empty_member", "blank_member"):
             rec(p, gzip_member(p.plain()))
             chunks.append((gzip_member(b"" if kind == "empty_member" else b"\r\n"), None, "empty-member"))
@@ -1099,19 +1213,84 @@ def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> tupl
         elif kind == "split":   # one chunk: the record's length covers both members
             rec(p, gzip_member(p.head) + gzip_member(p.block + p.sep), "split-record")
         elif kind == "arc_version_block":
-            q = p.with_length(str(p.version_block - 1).encode())
+            q = written = p.with_length(str(p.version_block - 1).encode())
             rec(q, wrap(q.plain()), "arc-version-block")
     data, pos = b"", 0
     records, defects, offsets = [], [], []
+    at = 0   # where record i starts
     for b, r, d in chunks:
         offsets.append(pos)
         if r is not None:
+            if len(records) == i:
+                at = pos
             records.append((pos, r[2] if r[2] is not None else len(b), r[0], r[1]))
         if d is not None:
             defects.append((pos, d))
         data += b
         pos += len(b)
+    texts = _texts_after(data, records, defects, offsets, gz, kind, i, at, written)
+    records = sorted(records + [t for t in texts if t[1] is not None])
+    defects = sorted(defects + [(o, "text-record") for o, *_ in texts])
     return data, records, defects, offsets + [pos]
+
+
+def _texts_after(data: bytes, records: list, defects: list, offsets: list, gz: bool, kind: str, i: int, at: int,
+                 written: Piece) -> list:
+    """The text records warcio reads after the defect injected at record i (at offset at, as
+    written): in a plain file from where record i's content ends as warcio reads it (and the
+    line after it, its separator), in a gzip file from the garbage between members; a garbage
+    defect whose first line is one is a text-record defect instead (removed from defects)."""
+    stops = [o for o, *_ in records if o > at] + [len(data)]
+    if kind == "garbage":
+        g = next(o for o, d in defects if d == "garbage")
+        n = offsets.index(g) + 1
+        stop = offsets[n] if n < len(offsets) else len(data)
+        texts = text_records(data, g, stop, gz) if gz else text_records(data, g, stops[0])
+        if texts:
+            if texts[0][0] != g:
+                raise Unmodelled("blank lines before the first text record")
+            defects.remove((g, "garbage"))
+        return texts
+    end = len(written.head) + written.version_block + written.read_length()
+    if gz:   # in a member: the reader reads no record in the rest of a member (warcio's offsets there are none)
+        if kind == "plain_in_gz":   # after it warcio reads the next member as text, from its first line
+            nxt = offsets[offsets.index(at) + 1] if at != offsets[-1] else len(data)
+            if nxt < len(data) and _five_fields(_line_at(data, nxt)) is not None:
+                raise Unmodelled("warcio reads the next gzip member's compressed bytes as a text record")
+            return []
+        if kind == "split":
+            return []
+        member = zlib.decompressobj(31).decompress(data[at:])
+        if kind == "text_member":
+            member = zlib.decompressobj(31).decompress(data[offsets[offsets.index(at) + 1]:])
+            first = _line_at(member, 0)
+            parts = _five_fields(first)
+            end = len(first) + _warcio_length(parts[4]) if parts is not None else len(member)
+        if _reads_on_in_member(member, end):
+            raise Unmodelled("warcio reads text records in a gzip member and on past its end")
+        return []
+    end += at
+    return text_records(data, end + len(_line_at(data, end)), stops[0])
+
+
+def _reads_on_in_member(member: bytes, end: int) -> bool:
+    """Does warcio, after a record whose content ends at ``end`` of a gzip member's data, read
+    text records out of the rest of the member and go on past its end, not giving up? (Its
+    offsets of the records after are then off too: docs/format.md, "Where we differ".)"""
+    if end >= len(member):
+        return False
+    q = end + len(_line_at(member, end))
+    texts = text_records(member, q, len(member), True)
+    if not texts:
+        return False
+    o, n = texts[-1][0], texts[-1][1]
+    if n is None:
+        return True
+    e = o + n
+    q = e + len(_line_at(member, e))
+    while q < len(member) and not _line_at(member, q).rstrip():
+        q += len(_line_at(member, q))
+    return q >= len(member)
 
 
 def _defective(directory, name: str, what: str, pieces: list, gz: bool, kind: str, i: int, k: int = 1,
@@ -1156,7 +1335,12 @@ DEFECTIVE_WARCS = [
     ("no_separator", "pg", "sep_missing", 1, 1, "the request not followed by CRLFCRLF"),
     ("lf_separator", "pg", "sep_lf", 1, 1, "the request followed by LF LF instead of CRLFCRLF"),
     ("extra_blank_line", "pg", "sep_extra", 1, 1, "one CRLF more after the request's CRLFCRLF"),
-    ("garbage_between_records", "p", "garbage", 1, 2, "two lines of HTML between the request and the response"),
+    ("garbage_between_records", "p", "garbage", 1, 2, "two lines of HTML between the request and the response "
+                                                      "(warcio reads a text record out of the first)"),
+    ("text_between_members", "g", "garbage", 1, 9, "four lines of text between the request's gzip member and the "
+                                                   "response's (warcio reads text records out of two)"),
+    ("text_member", "g", "text_member", 1, 2, "a gzip member holding two lines of HTML after the request "
+                                              "(warcio reads a text record out of the first)"),
     ("trailing_garbage", "pg", "garbage", 4, 1, "junk bytes after the last record"),
     ("blank_member", "g", "blank_member", 1, 1, "a gzip member holding only CRLF after the request"),
     ("split_record", "g", "split", 2, 1, "the 200 response's head in one gzip member, the rest in the next "
@@ -1170,6 +1354,8 @@ DEFECTIVE_ARCS = [
     ("arc_length_long_member", "g", "cl_long", 2, 20, "the 404 record's length 20 too big: past its member"),
     ("arc_no_separator", "pg", "sep_missing", 1, 1, "the 200 record not followed by LF"),
     ("arc_garbage", "p", "garbage", 1, 0, "a line that is no record between two ARC records"),
+    ("arc_text_line", "p", "garbage", 1, 5, "a line of five words, the last a length, and its bytes between two "
+                                            "ARC records (warcio reads a text record out of it)"),
 ]
 
 

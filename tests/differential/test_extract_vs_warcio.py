@@ -135,3 +135,15 @@ def test_the_console_script_and_standard_input(valid_archives, warchive_cli):
                 p = subprocess.run([sys.executable, "-m", "warchive", "extract", src, str(off), *flags],
                                    input=path.read_bytes(), capture_output=True, timeout=120)
                 assert (p.returncode, p.stdout) == (0, expected), (name, off, src, p.stderr)
+
+
+@pytest.mark.parametrize("fid", ["garbage_between_records.warc", "text_between_members.warc.gz",
+                                 "text_member.warc.gz", "arc_text_line.arc"])
+def test_a_text_record_as_warcio_extracts_it(fid, broken_archives):
+    """At the offset of a text record (a line warcio takes for an ARC head, which the index lists
+    as cdxj-indexer does) `warchive extract` writes what warcio writes."""
+    bf = broken_archives[fid]
+    offsets = [o for o, kind in bf.defects if kind == "text-record"]
+    assert offsets
+    problems = _compare(bf.path, offsets)
+    assert not problems, "\n".join(problems)

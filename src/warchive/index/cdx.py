@@ -166,8 +166,8 @@ def line_of(rec: Record, filename: str, opts: IndexOptions) -> Optional[bytes]:
         return b"" if rec.length is not None else None
     try:
         return record_line(rec, filename, opts.cdx11, opts.surt_options)
-    except RecordFormatError:
-        if rec.length is None:
+    except RecordFormatError as e:
+        if e.problem == SHARED_PROBLEM:   # (not a defect that --strict raised while its end was sought)
             return None
         raise
 

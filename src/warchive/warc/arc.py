@@ -7,6 +7,9 @@ the version block (``1 0 ORIGIN`` and the field names), which warcio counts into
 head and subtracts from LENGTH: IA's ARC writers declare a LENGTH one byte shorter than
 that block, which warcio reads as a record without content (so do we, and say so).
 
+A line of text where warcio parses the next record that splits into five fields is such a
+head to warcio too: a *text record*, whose one defect ``text_note`` says.
+
 This module parses bytes already in memory; it never reads files.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from ..timestamps import timestamp_to_iso_date
-from .defects import ARC_VERSION_BLOCK, CONTENT_LENGTH
+from .defects import ARC_VERSION_BLOCK, CONTENT_LENGTH, TEXT_RECORD
 from .headers import Headers, decode_line
 from .record import new_record_id
 
@@ -28,13 +31,15 @@ class ArcHead:
     the first line, and the version block of a filedesc record), ``declared`` (the LENGTH
     field as written) and ``length`` (the content bytes as warcio reads them: LENGTH less the
     version block, 0 when that is negative or LENGTH is no number), with ``note`` saying why
-    when ``length`` is not what was written: (kind, problem, action) or None."""
+    when ``length`` is not what was written: (kind, problem, action) or None; ``fields``: the
+    five fields of the first line as written."""
 
-    __slots__ = ("type", "headers", "end", "declared", "length", "note")
+    __slots__ = ("type", "headers", "end", "declared", "length", "note", "fields")
 
     def __init__(self, rtype: str, headers: Headers, end: int, declared: str, length: int,
-                 note: Optional[Tuple[str, str, str]]) -> None:
+                 note: Optional[Tuple[str, str, str]], fields: Tuple[str, ...] = ()) -> None:
         self.type = rtype
+        self.fields = fields
         self.headers = headers
         self.end = end
         self.declared = declared
@@ -58,6 +63,7 @@ def parse_arc(buf: bytes) -> Optional[ArcHead]:
     parts = line.rsplit(" ", 4)
     if len(parts) != 5:
         return None
+    written = tuple(parts)
     uri, ip, date, mime, declared = parts
     fields: List[Tuple[str, str]]
     if uri.startswith(FILEDESC):
@@ -71,7 +77,7 @@ def parse_arc(buf: bytes) -> Optional[ArcHead]:
     fields += [("WARC-IP-Address", ip), ("WARC-Date", timestamp_to_iso_date(date)),
                ("Content-Type", mime), ("Content-Length", declared)]
     length, note = _length(declared, total, rtype == "warcinfo")
-    return ArcHead(rtype, Headers("WARC/1.0", "", fields, total), end, declared, length, note)
+    return ArcHead(rtype, Headers("WARC/1.0", "", fields, total), end, declared, length, note, written)
 
 
 def _length(declared: str, total: int, filedesc: bool) -> Tuple[int, Optional[Tuple[str, str, str]]]:
@@ -87,3 +93,16 @@ def _length(declared: str, total: int, filedesc: bool) -> Tuple[int, Optional[Tu
                    f"the filedesc:// header declares {n} bytes, its version block alone is {total}",
                    "read as a version block without content, as warcio reads it")
     return 0, (CONTENT_LENGTH, f"invalid ARC length {declared!r}", "read as 0 bytes, as warcio reads it")
+
+
+def text_note(arc: ArcHead, raw: bytes, missing: bool = False) -> Tuple[str, str, str]:
+    """The one defect of a text record: the ARC head warcio makes of raw, a line of text that is
+    no record head (warchive.warc.framing.text_head), read as arc; missing: its content is
+    missing and its URL http(s), so that warcio reads no record."""
+    uri, _, date, _, declared = arc.fields
+    n = f"{arc.length} content bytes" if arc.note is None else f"length {declared!r} read as {arc.length}"
+    line = raw[: raw.find(b"\n") + 1] if b"\n" in raw else raw
+    shown = repr(line[:40]) + ("..." if len(line) > 40 else "")
+    return (TEXT_RECORD, f"a line that is no record head where a record should begin ({shown})",
+            f"read as the ARC record warcio makes of it: URL {uri!r}, date {date!r}, {n}"
+            + ("; its content is missing, so warcio reads no record" if missing else ""))

@@ -3,10 +3,13 @@ next record after bytes that are none.
 
 A WARC record begins with a version line (``WARC/1.0``, ``WARC/1.1``, ``WARC/0.17``,
 ``WARC/0.18``, any case, as warcio accepts them); an ARC record with ``URL IP DATE MIME
-LENGTH``. warcio takes any line of five space-separated fields for an ARC record; so do we
-when we parse one (warchive.warc.arc), but to decide whether a line *begins* a record after
-a defect we ask more of it: a URL with a scheme and a date of digits (``arc_line``), and, when
-we look for one inside bytes that are no record (``find_record``), a length of digits too.
+LENGTH``. To say that a line begins a record we ask of an ARC line a URL with a scheme and a
+date of digits (``arc_line``, ``record_line``), and, when we look for one inside bytes that
+are no record (``find_record``), a length of digits too. warcio asks less: where it parses
+the next record (after a record and the blank lines that follow it) it takes any line of five
+space-separated fields for an ARC head (``text_head``); the reader does the same there, and
+only there (a *text record*, warchive.warc.defects.TEXT_RECORD), so that a search for the
+next record after bytes warcio gives up on still finds a real one.
 
 This module reads bytes only through the function it is given; it never opens files.
 """
@@ -54,6 +57,25 @@ def record_line(raw: bytes, digits_length: bool = False) -> Optional[str]:
     if arc_line(text, digits_length):
         return "arc"
     return None
+
+
+def text_head(raw: bytes) -> bool:
+    """Does warcio take this line (that ``record_line`` does not take) for the first line of an
+    ARC record where it parses the next record: does it split from the right into five
+    space-separated fields once decoded and right-stripped, whatever they hold? A line longer
+    than LINE_MAX (not all of it in ``raw``) does not."""
+    if not raw.endswith(b"\n") and len(raw) >= LINE_MAX:
+        return False
+    return len(decode_line(raw).rstrip().rsplit(" ", 4)) == 5
+
+
+def next_record_line(raw: bytes) -> Optional[str]:
+    """What begins at a line where warcio parses the next record: "warc", "arc", "text" (an ARC
+    head to warcio alone: ``text_head``) or None."""
+    kind = record_line(raw)
+    if kind is None and text_head(raw):
+        return "text"
+    return kind
 
 
 def cut_first_line(raw: bytes) -> bool:

@@ -15,9 +15,13 @@ records that are no record, records not gzip-compressed in a gzip file, ARC
 lengths that lie) are recovered as warcio recovers them, or where warcio
 gives up by looking for the next record (warchive.warc.framing), and each is
 reported once as a Defect (warchive.warc.defects); ``strict=True`` raises the
-first instead. Damage no reader can read past (a truncated file, a bad CRC,
-bytes at the start that are no archive) raises a CorruptRecordError child
-naming the file and byte offset; everything before it has been yielded intact.
+first instead. Where warcio parses the next record (after a record and its
+blank lines, at the start of a gzip member) a line of text that it takes for
+an ARC head is read as that ARC record (a text record, whose one defect
+covers what follows it up to the next record). Damage no reader can read past
+(a truncated file, a bad CRC, bytes at the start that are no archive) raises a
+CorruptRecordError child naming the file and byte offset; everything before
+it has been yielded intact.
 This module does not build index lines (warchive.index.cdx does).
 """
 
@@ -28,11 +32,11 @@ from typing import Iterable, Iterator, Optional
 
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
 from ..errors import CorruptRecordError, RecordFormatError, TruncatedError
-from .arc import ARC_HEAD_MAX, parse_arc
+from .arc import ARC_HEAD_MAX, parse_arc, text_note
 from .defects import (BLANK_LINES, CONTENT_LENGTH, EMPTY_MEMBER, GARBAGE, PLAIN_RECORD, SEPARATOR, SPLIT_RECORD,
                       Defects, OnDefect)
 from .framing import (ARC_SEPARATOR, GZIP_MAGIC, LINE_MAX, LOOKBACK, SCAN, WARC_SEPARATOR, cut_first_line,
-                      find_record, first_line, is_blank, record_line, skip_blank)
+                      find_record, first_line, is_blank, next_record_line, record_line, skip_blank, text_head)
 from .headers import Head, Headers, http_head, parse_head, warc_protocol
 from .records import PayloadStream, Record, Unit
 from .source import WINDOW, Source, open_reader
@@ -93,6 +97,9 @@ class ArchiveIterator:
         self._unit: Optional[Unit] = None
         self._unit_pos = 0            # where the next record starts inside the current gzip member
         self._at_start = True         # no record read yet: bytes that are none are an error here
+        # where the next record is read, a line of text is a text record (framing.text_head): after a
+        # record, or at an offset the caller gives (not at the start of a file: that is no archive)
+        self._text_here = self._reader.start > 0
         self._iter = self._records()
 
     def __iter__(self) -> Iterator[Record]:
@@ -110,6 +117,7 @@ class ArchiveIterator:
         self._unit = None
         self._unit_pos = 0
         self._at_start = not resync
+        self._text_here = resync or offset > 0
         self._iter = self._records()
 
     @property
@@ -166,7 +174,7 @@ class ArchiveIterator:
                 rec = self._next_record()
                 if rec is None:
                     return
-                if self.types is not None and rec.type not in self.types:
+                if rec._skip or (self.types is not None and rec.type not in self.types):
                     self._finish(rec)
                     continue
                 yield rec
@@ -198,7 +206,10 @@ class ArchiveIterator:
                 continue
             if pos == 0:
                 line = first_line(unit.read, start)
-                if record_line(line) is None:
+                kind = record_line(line)
+                if kind is None and start == 0 and self._text_here and text_head(line):
+                    kind = "text"   # warcio parses a member's first line as the next record's
+                if kind is None:
                     if self._at_start:
                         raise self._not_a_record(self._pos, line)
                     self._sink.add(self._pos, GARBAGE, f"gzip member holds no record: its data begins {_show(line)}",
@@ -208,6 +219,7 @@ class ArchiveIterator:
                 if start > 0:
                     self._sink.add(self._pos, BLANK_LINES, f"gzip member begins with {start} blank bytes",
                                    "its record is read after them")
+                return self._parse_record(unit, start, kind == "text")
             return self._parse_record(unit, start)
 
     def _leave_member(self) -> None:
@@ -231,11 +243,12 @@ class ArchiveIterator:
                 self._pos = end
             return None
         line = first_line(reader.read_at, start)
-        if record_line(line) is not None:
+        kind = next_record_line(line) if self._text_here else record_line(line)
+        if kind is not None:
             if start > at:
                 where = "before the first record" if at == 0 else "between records"
                 self._sink.add(at, BLANK_LINES, f"{start - at} blank bytes {where}", "ignored")
-            return self._parse_record(Unit(reader, False, at), start - at)
+            return self._parse_record(Unit(reader, False, at), start - at, kind == "text")
         if self._at_start:
             raise self._not_a_record(start, line)
         if len(line) < LINE_MAX and cut_first_line(line) and reader.at_end(start + len(line)):
@@ -287,6 +300,8 @@ class ArchiveIterator:
             self._pos = at
             return True
         line = first_line(reader.read_at, at)
+        if at == pos and record_line(line) is None and text_head(line):   # where warcio parses the next record
+            return self._parse_record(Unit(reader, False, pos), 0, True)
         if record_line(line) is not None:
             blank = f" after {at - pos} blank bytes" if at > pos else ""
             self._sink.add(at, PLAIN_RECORD, f"record is not gzip-compressed{blank}",
@@ -329,6 +344,9 @@ class ArchiveIterator:
         nxt = reader.member_finish()
         data = self._peek_member(nxt)
         if data is None or not data.strip() or _begins_record(data):
+            return False
+        nl = data.find(b"\n")
+        if nl >= 0 and text_head(data[: nl + 1]):   # warcio reads a text record there, not the rest of this one
             return False
         reader.member_begin(nxt)
         self._sink.add(unit.base, SPLIT_RECORD, f"record goes on in the next gzip member, at byte {nxt}",
@@ -382,9 +400,10 @@ class ArchiveIterator:
                                         "--skip-errors skips this record")
             n *= 4
 
-    def _parse_record(self, unit: Unit, pos: int) -> Record:
+    def _parse_record(self, unit: Unit, pos: int, text: bool = False) -> Record:
+        """The record at unit position pos; text: the line there is a text record's (framing.text_head)."""
         rec_off = unit.base + (pos if not unit.gz else 0)
-        head = self._read_head(unit, pos, None, "record head")
+        head = self._read_head(unit, pos, None, "record head") if not text else None
         rec = Record()
         rec._it = self
         rec._gen = self._gen
@@ -392,8 +411,8 @@ class ArchiveIterator:
         rec.offset = rec_off
         rec.member_pos = pos if unit.gz else 0
         rec.http = None
-        proto = warc_protocol(head.status)
-        if proto is not None:
+        proto = warc_protocol(head.status) if head is not None else None
+        if head is not None and proto is not None:
             rec.format = "warc"
             rec.headers = Headers(proto[0], proto[1], head.fields, head.total_len)
             rec.type = rec.headers.get("WARC-Type")
@@ -407,17 +426,22 @@ class ArchiveIterator:
             rec.format = "arc"
             rec.type = arc.type
             rec.headers = arc.headers
-            rec._note = arc.note
+            rec._text = text
             block = pos + arc.end
             length = arc.length
+            # a text record without content whose URL is http(s): warcio's HTTP head parser meets the end
+            rec._skip = text and bool(length) and (rec.target_uri or "").startswith(HTTP_SCHEMES) \
+                and not unit.read(block, 1)
+            rec._note = arc.note if not text else text_note(arc, unit.read(pos, 80), rec._skip)
         self._at_start = False
+        self._text_here = True
         rec.content_length = length
         rec._content_end = block + length if length is not None else None
         rec._block = block
         rec._payload = block
-        if unit.gz and pos == 0 and rec._content_end is not None:   # its content may run on into the next member
+        if unit.gz and pos == 0 and rec._content_end is not None and not text:   # it may run on into the next member
             unit.limit, unit.extend = rec._content_end, self._extend
-        if self.types is not None and rec.type not in self.types:
+        if rec._skip or (self.types is not None and rec.type not in self.types):
             return rec  # dropped by the caller: its block is never looked at
         if self.parse_http and rec.type in HTTP_RECORDS:
             uri = rec.target_uri
@@ -425,7 +449,7 @@ class ArchiveIterator:
                 h = self._read_head(unit, block, rec._content_end, "HTTP head")
                 if h.total_len == 0:
                     if rec.type != "revisit":
-                        if not unit.gz:
+                        if not unit.gz and not text:
                             raise TruncatedError(self.path, rec_off, f"{rec.type} record has no content",
                                                  "--skip-errors skips this record")
                         self._short_content(rec, block)   # its gzip member ends with its WARC head
@@ -455,12 +479,19 @@ class ArchiveIterator:
     def _short_content(self, rec: Record, got: int) -> None:
         """The content ends before Content-Length says: a truncated plain file (an error), or
         a gzip member holding less than the record claims (a defect: the record ends there)."""
+        if rec._text:   # no record: what there is of it is read, as warcio reads it
+            return
         problem = f"record ends after {got - rec._block} of its {rec.content_length} content bytes"
         if not rec._unit.gz:
             raise TruncatedError(self.path, rec.offset, problem,
                                  "the file is cut short or Content-Length is wrong; --skip-errors skips it")
         self._sink.add(rec.offset, CONTENT_LENGTH, f"{problem}: its gzip member ends there",
                        "the record ends with its member", error=TruncatedError)
+
+    def _record_defect(self, rec: Record, kind: str, problem: str, action: str) -> None:
+        """A defect of rec found where it ends (a text record has one only, its own)."""
+        if not rec._text:
+            self._sink.add(rec.offset, kind, problem, action)
 
     def _report_note(self, rec: Record) -> None:
         if rec._note is not None:
@@ -473,6 +504,8 @@ class ArchiveIterator:
             return
         rec._finished = True
         unit = rec._unit
+        if rec._text:   # its one defect: what follows it is read as warcio reads it, not reported again
+            self._report_note(rec)
         if unit.gz:
             self._finish_member_record(rec, unit)
         else:
@@ -527,20 +560,20 @@ class ArchiveIterator:
         cl = rec._note[1] + " (read as 0)" if rec._note is not None else f"{field} {rec.headers.get('Content-Length')}"
         line = first_line(unit.read, end)
         if not line:
-            self._sink.add(rec.offset, skind, f"{lead} is not followed by {word}: its gzip member ends",
-                           "read as if it were")
+            self._record_defect(rec, skind, f"{lead} is not followed by {word}: its gzip member ends",
+                                "read as if it were")
             return None
         j = end + len(line)
         k = skip_blank(unit.read, j)
         if is_blank(line):
             if k is None:
-                self._sink.add(rec.offset, skind, f"{lead} is followed by {_show(tail)} instead of {word}",
-                               "read as if it were")
+                self._record_defect(rec, skind, f"{lead} is followed by {_show(tail)} instead of {word}",
+                                    "read as if it were")
                 return None
             if record_line(first_line(unit.read, k)) is not None:
                 if unit.read(end, k - end) != sep:
-                    self._sink.add(rec.offset, skind, f"{lead} is followed by {k - end} blank bytes, not {word}",
-                                   "the next record of its gzip member read after them")
+                    self._record_defect(rec, skind, f"{lead} is followed by {k - end} blank bytes, not {word}",
+                                        "the next record of its gzip member read after them")
                 else:
                     self._report_note(rec)
                 return k
@@ -548,19 +581,19 @@ class ArchiveIterator:
         else:
             problem = f"{cl} does not end the record: a line that is not blank follows ({_show(line)})"
             if k is None:
-                self._sink.add(rec.offset, CONTENT_LENGTH, problem,
-                               "the record ends with its gzip member, as warcio reads it")
+                self._record_defect(rec, CONTENT_LENGTH, problem,
+                                    "the record ends with its gzip member, as warcio reads it")
                 return None
             if record_line(first_line(unit.read, k)) is not None:
-                self._sink.add(rec.offset, CONTENT_LENGTH, problem,
-                               "the next record of its gzip member read after that line, as warcio reads it")
+                self._record_defect(rec, CONTENT_LENGTH, problem,
+                                    "the next record of its gzip member read after that line, as warcio reads it")
                 return k
             junk = j
         found = find_record(unit.read, junk)
-        self._sink.add(rec.offset, CONTENT_LENGTH,
-                       f"{cl} does not end the record: it is followed by bytes that are no record ({_show(line)})",
-                       "the next record of its gzip member read after them" if found is not None
-                       else "the record ends with its gzip member")
+        self._record_defect(rec, CONTENT_LENGTH, f"{cl} does not end the record: it is followed by bytes that "
+                            f"are no record ({_show(line)})",
+                            "the next record of its gzip member read after them" if found is not None
+                            else "the record ends with its gzip member")
         return found
 
     def _finish_plain_record(self, rec: Record, unit: Unit) -> None:
@@ -568,8 +601,11 @@ class ArchiveIterator:
         assert end is not None
         start = rec.offset - unit.base
         if end > 0 and len(unit.read(end - 1, 1)) < 1:
-            size = self._reader.size
-            self._short_content(rec, (size - unit.base) if size is not None else rec._block)
+            if rec._text:   # warcio reads a text record's content up to the end of the file
+                end = rec._content_end = self._end_of(unit.base + rec._block) - unit.base
+            else:
+                size = self._reader.size
+                self._short_content(rec, (size - unit.base) if size is not None else rec._block)
         rec._length = end - start
         sep = ARC_SEPARATOR if rec.format == "arc" else WARC_SEPARATOR
         at = unit.base + end
@@ -577,8 +613,22 @@ class ArchiveIterator:
         if tail == sep:
             self._report_note(rec)
             self._pos = at + len(sep)
-            return
-        self._pos = self._plain_tail(rec, unit, end, sep)
+        else:
+            self._pos = self._plain_tail(rec, unit, end, sep)
+        if rec._text:
+            self._pos = self._after_text(unit.base + rec._block, self._pos)
+
+    def _after_text(self, block: int, pos: int) -> int:
+        """Where reading goes on after a plain text record (its content at block) whose separator
+        ends at pos: the next record or the end (its one defect covers what is before it)."""
+        read = self._reader.read_at
+        k = skip_blank(read, pos)
+        if k is None:
+            return self._end_of(pos)
+        if self._starts_record(k, self._raw(block, k)):
+            return k
+        found = self._find_member(k) if self.gzip else find_record(read, k)
+        return found if found is not None else self._end_of(k)
 
     def _plain_tail(self, rec: Record, unit: Unit, end: int, sep: bytes) -> int:
         """What follows a plain record that is not followed by its separator: report it; return
@@ -592,22 +642,22 @@ class ArchiveIterator:
         cl = rec._note[1] + " (read as 0)" if rec._note is not None else f"{field} {rec.headers.get('Content-Length')}"
         line = first_line(read, at)
         if not line:
-            self._sink.add(rec.offset, skind, f"{lead} is not followed by {word}: the file ends",
-                           "read as if it were")
+            self._record_defect(rec, skind, f"{lead} is not followed by {word}: the file ends",
+                                "read as if it were")
             return at
         # warcio reads the line after the content as the separator, whatever it is, then blank lines
         k = skip_blank(read, at + len(line))
-        starts = k is None or self._starts_record(k)
+        starts = k is None or self._starts_record(k, self._raw(unit.base + (rec._block if rec._text else end), k))
         nxt = k if k is not None else self._end_of(at)
         if starts and is_blank(line):
-            self._sink.add(rec.offset, skind, f"{lead} is followed by {_show(read(at, nxt - at))} instead of {word}",
-                           f"reading on at byte {nxt}" if k is not None else "the file ends")
+            self._record_defect(rec, skind, f"{lead} is followed by {_show(read(at, nxt - at))} instead of {word}",
+                                f"reading on at byte {nxt}" if k is not None else "the file ends")
             return nxt
         if starts:
-            self._sink.add(rec.offset, CONTENT_LENGTH,
-                           f"{cl} does not end the record: a line that is not blank follows ({_show(line)})",
-                           f"{nxt - at} bytes skipped, reading on at byte {nxt} as warcio does" if k is not None
-                           else f"{nxt - at} bytes skipped to the end of the file")
+            self._record_defect(rec, CONTENT_LENGTH,
+                                f"{cl} does not end the record: a line that is not blank follows ({_show(line)})",
+                                f"{nxt - at} bytes skipped, reading on at byte {nxt} as warcio does" if k is not None
+                                else f"{nxt - at} bytes skipped to the end of the file")
             return nxt
         # warcio gives up here. A Content-Length too long swallows the start of the next record:
         # look for it from a little before the record's end on
@@ -616,21 +666,28 @@ class ArchiveIterator:
         if (found is None or found > at) and not self.gzip and record_line(line, True) is not None:
             found = at   # it begins right where this one ends, though not at a line start
         if found == at and rec._note is None:   # the next record right after this one: no blank line between
-            self._sink.add(rec.offset, skind, f"record is not followed by {word}: the next record begins "
-                                                  "right after it", f"reading on at byte {at}")
+            self._record_defect(rec, skind, f"record is not followed by {word}: the next record begins "
+                                "right after it", f"reading on at byte {at}")
             return at
-        self._sink.add(rec.offset, CONTENT_LENGTH,
-                       f"{cl} does not end the record: it is followed by {_show(read(at, 41))}",
-                       f"the next record found at byte {found}" if found is not None
-                       else "no record follows: skipped to the end of the file")
+        self._record_defect(rec, CONTENT_LENGTH,
+                            f"{cl} does not end the record: it is followed by {_show(read(at, 41))}",
+                            f"the next record found at byte {found}" if found is not None
+                            else "no record follows: skipped to the end of the file")
         return found if found is not None else self._end_of(at)
 
-    def _starts_record(self, pos: int) -> bool:
-        """Does a record (a gzip member, in a gzip file) begin at pos?"""
+    def _starts_record(self, pos: int, text: bool = True) -> bool:
+        """Does a record (a gzip member, in a gzip file) begin at pos, where warcio parses the
+        next record (a text record too, unless not text)?"""
         read = self._reader.read_at
         if self.gzip and read(pos, 3) == GZIP_MAGIC:
             return True
-        return record_line(first_line(read, pos)) is not None
+        line = first_line(read, pos)
+        return (next_record_line(line) if text else record_line(line)) is not None
+
+    def _raw(self, start: int, pos: int) -> bool:
+        """Do the bytes from start up to pos hold no gzip member header? (After a record not
+        compressed warcio reads the members that follow as text; the reader reads members.)"""
+        return not self.gzip or GZIP_MAGIC not in self._reader.read_at(start, pos - start)
 
 
 def open(source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,  # noqa: A001

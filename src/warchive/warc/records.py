@@ -105,7 +105,7 @@ class Record(HeaderFields):
 
     __slots__ = ("format", "type", "headers", "http", "offset", "content_length", "member_pos",
                  "_it", "_unit", "_block", "_payload", "_content_end", "_length", "_stream", "_gen",
-                 "_finished", "_note")
+                 "_finished", "_note", "_skip", "_text")
 
     format: str
     type: Optional[str]
@@ -121,12 +121,16 @@ class Record(HeaderFields):
     _content_end: Optional[int]
     _gen: int
     _note: Optional[Tuple[str, str, str]]   # a defect of the head, reported when the record's end is known
+    _skip: bool   # bytes read as a record that is none, never yielded (a text record warcio reads none of)
+    _text: bool   # a text record: an ARC record warcio makes of a line of text (warchive.warc.framing.text_head)
 
     def __init__(self) -> None:
         self._length: Optional[int] = None
         self._stream: Optional[PayloadStream] = None
         self._finished = False
         self._note = None
+        self._skip = False
+        self._text = False
 
     @property
     def source(self) -> Optional[str]:
