@@ -343,6 +343,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_listening(port: int, proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait until something listens on 127.0.0.1:port; False when proc ends first or time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), 0.2):
+                return True
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Terminate a server, killing it when it does not end within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 @contextlib.contextmanager
 def warchive_server(seg: Path, work: Path, src: Optional[str] = None) -> Iterator[str]:
     """`warchive serve` on a collection of the segment; from source tree `src` when given."""
@@ -360,22 +382,11 @@ def warchive_server(seg: Path, work: Path, src: Optional[str] = None) -> Iterato
                              "--no-access-log"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), 0.2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"warchive serve did not start: {proc.stderr.read().decode()[-2000:]}")
-                time.sleep(0.05)
+        if not wait_listening(port, proc, 30):
+            raise RuntimeError(f"warchive serve did not start: {proc.stderr.read().decode()[-2000:]}")
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 def wrk(base: str, coll: str, urls: Sequence[str], seconds: int, work: Path) -> Dict:

@@ -29,7 +29,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
 
-from compare_index import free_port, parse_wrk   # noqa: E402
+from compare_index import free_port, parse_wrk, stop, wait_listening   # noqa: E402
 
 WRK_LUA = """
 local paths = {}
@@ -97,18 +96,6 @@ def paths(caps: List[dict], n: int) -> Dict[str, List[str]]:
             "(d) TimeMap": [f"/coll/timemap/link/{u}" for u in urls[:n]]}
 
 
-def _wait(port: int, proc: subprocess.Popen, what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), 0.2):
-                return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{what} did not start")
-            time.sleep(0.05)
-
-
 @contextlib.contextmanager
 def server(kind: str, root: Path) -> Iterator[str]:
     port = free_port()
@@ -123,14 +110,11 @@ def server(kind: str, root: Path) -> Iterator[str]:
         cwd = str(root)
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait(port, proc, kind)
+        if not wait_listening(port, proc, 60):
+            raise RuntimeError(f"{kind} did not start")
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
