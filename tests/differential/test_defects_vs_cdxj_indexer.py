@@ -353,11 +353,16 @@ def text_files(draw):
                                  HealthCheck.function_scoped_fixture])
 @given(case=defective_files(), mode=st.sampled_from(list(MODES)))
 def test_generated_defects_index_as_cdxj_indexer(case, mode, tmp_path_factory):
+    _check_drawn(case, mode, tmp_path_factory.mktemp("gen"), "")
+
+
+def _check_drawn(case, mode, work, what: str) -> None:
+    """A drawn file (name, bytes, records, defects, kind) indexed as cdxj-indexer indexes it, its
+    offsets warcio's."""
     name, data, records, defects, kind = case
-    work = tmp_path_factory.mktemp("gen")
     path = work / name
     path.write_bytes(data)
-    label = f"{kind} in {name} [{mode}]"
+    label = f"{what}{kind} in {name} [{mode}]" + (f": {data!r}" if what else "")
     assert_index_matches(path, MODES[mode], records, defects, work, label)
     assert_offsets_match(path, records, defects, work, label)
 
@@ -368,13 +373,7 @@ def test_generated_defects_index_as_cdxj_indexer(case, mode, tmp_path_factory):
                                  HealthCheck.function_scoped_fixture])
 @given(case=text_files(), mode=st.sampled_from(list(MODES)))
 def test_generated_text_lines_index_as_cdxj_indexer(case, mode, tmp_path_factory):
-    name, data, records, defects, kind = case
-    work = tmp_path_factory.mktemp("text")
-    path = work / name
-    path.write_bytes(data)
-    label = f"text {kind} in {name} [{mode}]: {data!r}"
-    assert_index_matches(path, MODES[mode], records, defects, work, label)
-    assert_offsets_match(path, records, defects, work, label)
+    _check_drawn(case, mode, tmp_path_factory.mktemp("text"), "text ")
 
 
 @pytest.mark.parametrize("fid", ["garbage_between_records.warc", "text_between_members.warc.gz",
