@@ -644,17 +644,8 @@ static int wa_meta_equiv(wa_html *h, const char *w) {
 /* Does the script s[0..n) name what warchive.replay.js rewrites (location, top, parent, import)?
  * A cheap test before the caller is asked; the rewriter decides. */
 static int wa_js_words(const uint8_t *s, size_t n) {
-    static const char *const words[] = {"location", "top", "parent", "import"};
-    size_t i, k;
-    for (i = 0; i < n; i++) {
-        uint8_t c = s[i];
-        if (c != 'l' && c != 't' && c != 'p' && c != 'i') continue;
-        for (k = 0; k < 4; k++) {
-            size_t m = strlen(words[k]);
-            if (m <= n - i && memcmp(s + i, words[k], m) == 0) return 1;
-        }
-    }
-    return 0;
+    return wa_has(s, n, "location", 8) || wa_has(s, n, "top", 3) || wa_has(s, n, "parent", 6)
+           || wa_has(s, n, "import", 6);
 }
 
 /* An event handler attribute: on + a name (not on-..., as pywb tells them). */
@@ -964,10 +955,8 @@ static int wa_script_is_js(wa_html *h) {
     while (n && wa_html_ws(*p)) { p++; n--; }
     while (n && wa_html_ws(p[n - 1])) n--;
     if (!n || wa_eq_ci(p, n, "module")) return 1;
-    for (i = 0; i < n; i++)
-        if ((n - i >= 10 && wa_starts_ci(p + i, n - i, "javascript")) ||
-            (n - i >= 10 && wa_starts_ci(p + i, n - i, "ecmascript")))
-            return 1;
+    for (i = 0; i + 10 <= n; i++)
+        if (wa_starts_ci(p + i, n - i, "javascript") || wa_starts_ci(p + i, n - i, "ecmascript")) return 1;
     return 0;
 }
 
