@@ -160,7 +160,7 @@ class ReplayApp:
         """A CORS preflight: a page in the sandboxed frame (an opaque origin) asking to send a
         script's request with other methods or headers than a simple one (pywb has none: such
         requests fail there). Allowed as asked when the frame is sandboxed; else refused."""
-        if self.config.replay_host or not self.config.framed_replay:
+        if not self.config.sandboxed_frame:
             return Reply(403, [("Content-Length", "0")])
         allow = [("Access-Control-Allow-Origin", "*"), ("Access-Control-Max-Age", "600"),
                  ("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"),
@@ -251,7 +251,7 @@ class ReplayApp:
         mod = page.modifier if page.modifier not in ("", "mp_") else "mp_"
         loc = own + coll + "/" + str(ArchivalUrl(target, page.timestamp, mod))
         reply = Reply(307, [("Location", loc), ("Content-Length", "0")])
-        if not self.config.replay_host and self.config.framed_replay:
+        if self.config.sandboxed_frame:
             # a script's fetch from the sandboxed frame (an opaque origin) follows it
             reply.headers.append(("Access-Control-Allow-Origin", "*"))
         return reply
@@ -269,7 +269,7 @@ class ReplayApp:
         responses are, so that the page sees the status as it would have seen the live one's,
         not a network error (a fetch() rejected, where live it resolved with a 404)."""
         reply = self._error(req, status, title, message, served)
-        if not self.config.replay_host and self.config.framed_replay:
+        if self.config.sandboxed_frame:
             reply.headers.append(("Access-Control-Allow-Origin", "*"))
         return reply
 

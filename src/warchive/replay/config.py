@@ -59,6 +59,13 @@ class ReplayConfig:
     banner: bool = True
     fuzzy_match: bool = True
 
+    @property
+    def sandboxed_frame(self) -> bool:
+        """Pages run in the banner's sandboxed iframe (framed replay without a replay host): their
+        origin is opaque, so what they ask of the server is cross-origin and its answers must
+        allow any origin."""
+        return self.framed_replay and not self.replay_host
+
     @classmethod
     def load(cls, path: PathLike) -> "ReplayConfig":
         """The configuration in a YAML file (pywb's config.yaml)."""

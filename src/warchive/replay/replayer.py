@@ -258,7 +258,7 @@ class Replayer:
                 # requests name only the origin, and a root-relative URL that escaped rewriting
                 # could not be sent back under its page (app's Referer fallback)
                 head.append(("Referrer-Policy", "no-referrer-when-downgrade"))
-        if not self.config.replay_host and self.config.framed_replay:
+        if self.config.sandboxed_frame:
             head.append(("Access-Control-Allow-Origin", "*"))   # the sandboxed frame's origin is opaque
         capture = Capture.from_fields(cdx)
         if rng:
