@@ -206,9 +206,8 @@ class ArchiveIterator:
                 continue
             if pos == 0:
                 line = first_line(unit.read, start)
-                kind = record_line(line)
-                if kind is None and start == 0 and self._text_here and text_head(line):
-                    kind = "text"   # warcio parses a member's first line as the next record's
+                # warcio parses a member's first line as the next record's (a text record too)
+                kind = next_record_line(line) if start == 0 and self._text_here else record_line(line)
                 if kind is None:
                     if self._at_start:
                         raise self._not_a_record(self._pos, line)
