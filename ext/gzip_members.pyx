@@ -72,9 +72,13 @@ cdef int _py_read(void *ctx, uint8_t *dst, size_t n, size_t *got) noexcept with 
 cdef class Reader:
     """Bytes of an archive file, raw or member by member.
 
-    Reader(source, offset=None, verify=False, window=1 MiB)
+    Reader(source, offset=None, verify=False, window=1 MiB, length=0)
       source: a path, or a binary file object. Offsets are absolute in the file;
       for a file object reading starts at its current position.
+      length: how long the record (or gzip member) at offset is, when an index says
+      (0: unknown): it is read in one piece, a member inflated whole by libdeflate
+      at its first read. A wrong length costs time, never bytes: the member is then
+      read as any other.
     """
     cdef wa_source src
     cdef wa_gz g
@@ -88,7 +92,7 @@ cdef class Reader:
     cdef readonly int64_t start
     cdef readonly bint verify
 
-    def __cinit__(self, source, offset=None, bint verify=False, size_t window=1 << 20):
+    def __cinit__(self, source, offset=None, bint verify=False, size_t window=1 << 20, uint64_t length=0):
         cdef int64_t size = -1
         cdef int rc
         cdef wa_read_fn fn = NULL
@@ -131,6 +135,10 @@ cdef class Reader:
         self.gz_ok = True
         if rc != WA_OK:
             raise MemoryError()
+        if length and self.fd >= 0:
+            self.src.ahead = length
+            self.g.hint_off = self.start
+            self.g.hint_len = length
         self.format = self._detect()
 
     def __dealloc__(self):

@@ -11,6 +11,7 @@ cdef extern from "wa_source.h" nogil:
         size_t cap
         int eof
         int err_no
+        size_t ahead
     int wa_src_init(wa_source *s, int fd, int64_t size, wa_read_fn fn, void *ctx,
                     int64_t start, size_t cap, size_t maxcap)
     void wa_src_free(wa_source *s)
@@ -37,6 +38,8 @@ cdef extern from "wa_gzip.h" nogil:
         int64_t m_end
         const char *why
         int64_t err_off
+        int64_t hint_off
+        uint64_t hint_len
     int wa_gz_init(wa_gz *g, wa_source *src)
     void wa_gz_free(wa_gz *g)
     int wa_gz_begin(wa_gz *g, int64_t off)

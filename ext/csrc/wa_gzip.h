@@ -57,6 +57,8 @@ typedef struct {
     wa_codec lib;        /* ISA-L's inflate state, libdeflate's decompressor */
     const char *why;     /* what went wrong (static string) */
     int64_t err_off;     /* where */
+    int64_t hint_off;    /* the member there is hint_len bytes long (header and trailer included), */
+    uint64_t hint_len;   /* as an index says (0: unknown): inflated whole at its first read */
 } wa_gz;
 
 static int wa_gz_init(wa_gz *g, wa_source *src) {
@@ -148,7 +150,10 @@ trunc:
 static int wa_gz_begin(wa_gz *g, int64_t off) {
     const uint8_t *p;
     size_t avail;
-    int rc = wa_src_get(g->src, off, WA_GZ_HEADER_MAX, &p, &avail);
+    /* a member of known length: its header is looked for in its own bytes first (one read) */
+    size_t first = WA_GZ_HEADER_MAX;
+    if (g->hint_len && off == g->hint_off && g->hint_len < first) first = g->hint_len < 64 ? 64 : (size_t)g->hint_len;
+    int rc = wa_src_get(g->src, off, first, &p, &avail);
     if (rc != WA_OK) return wa_gz_fail(g, rc, "read error", off);
     g->m_off = off;
     g->engine = WA_ENG_NONE;
@@ -164,6 +169,12 @@ static int wa_gz_begin(wa_gz *g, int64_t off) {
     if (avail > WA_GZ_HEADER_MAX) avail = WA_GZ_HEADER_MAX;
     const char *why = NULL;
     rc = wa_gz_parse_header(p, avail, &g->h, &why);
+    if (rc != WA_OK && first < WA_GZ_HEADER_MAX && avail < WA_GZ_HEADER_MAX) {
+        /* not in the length given: the header as any other (the answer is then that one's) */
+        if ((rc = wa_src_get(g->src, off, WA_GZ_HEADER_MAX, &p, &avail)) != WA_OK) return wa_gz_fail(g, rc, "read error", off);
+        if (avail > WA_GZ_HEADER_MAX) avail = WA_GZ_HEADER_MAX;
+        rc = wa_gz_parse_header(p, avail, &g->h, &why);
+    }
     if (rc != WA_OK) return wa_gz_fail(g, rc, why, off);
     g->in_off = off + g->h.hlen;
     return WA_OK;
@@ -295,12 +306,15 @@ static int wa_gz_run(wa_gz *g, size_t limit, int prefer_zlib) {
     return wa_gz_zlib_run(g, limit, prefer_zlib);
 }
 
+static int wa_gz_try_hint(wa_gz *g);
+
 /* Head: make the first `want` bytes of the member available in out[0..out_len)
  * (fewer only if the member is shorter). Uses zlib unless an engine already runs. */
 static int wa_gz_head(wa_gz *g, size_t want) {
     int rc;
     if (g->out_start != 0) return wa_gz_fail(g, WA_E_FORMAT, "head after streaming", g->m_off);
     if (g->out_len >= want || (g->done && !g->trusted_end)) return WA_OK;
+    if ((rc = wa_gz_try_hint(g)) != WA_SLOW) return rc;
     if (g->trusted_end) { /* skipped on `sl`, now more is wanted: the engine goes on where the head stopped */
         g->done = 0;
         g->trusted_end = 0;
@@ -309,40 +323,6 @@ static int wa_gz_head(wa_gz *g, size_t want) {
     if ((rc = wa_gz_reserve(g, want)) != WA_OK) return rc;
     return wa_gz_run(g, want, 1);
 }
-
-#ifdef WA_HAVE_LIBDEFLATE
-/* Try the whole member with libdeflate; WA_SLOW when it does not fit (caller streams instead). */
-static int wa_gz_whole_libdeflate(wa_gz *g) {
-    const uint8_t *p;
-    size_t avail;
-    int rc;
-    int64_t start = g->m_off + g->h.hlen;
-    size_t in_want = g->h.has_sl && g->h.sl_clen > g->h.hlen ? g->h.sl_clen - g->h.hlen : 1u << 20;
-    if (in_want > WA_WHOLE_MAX_IN) return WA_SLOW;
-    rc = wa_src_get(g->src, start, in_want, &p, &avail);
-    if (rc != WA_OK) return wa_gz_fail(g, rc, "read error", start);
-    if (avail > WA_WHOLE_MAX_IN) avail = WA_WHOLE_MAX_IN;
-    /* without `sl` the size is a guess: the output buffer as it is (at least 1 MiB),
-     * doubled for next time when it was too small */
-    size_t out_want = g->h.has_sl ? (size_t)g->h.sl_ulen : (g->out_cap > (1u << 20) ? g->out_cap : (1u << 20));
-    if (out_want < 64 * 1024) out_want = 64 * 1024;
-    if (out_want > WA_WHOLE_MAX_OUT) return WA_SLOW;
-    if ((rc = wa_gz_reserve(g, out_want)) != WA_OK) return rc;
-    size_t ain = 0, aout = 0;
-    rc = wa_ld_inflate(&g->lib, p, avail, g->out, out_want, &ain, &aout);
-    if (rc != WA_OK) { /* streaming gives the authoritative answer */
-        if (rc == WA_E_TOO_BIG && !g->h.has_sl && 2 * g->out_cap <= WA_WHOLE_MAX_OUT)
-            wa_gz_reserve(g, 2 * g->out_cap);
-        return WA_SLOW;
-    }
-    g->engine = WA_ENG_WHOLE;
-    g->out_start = 0;
-    g->out_len = aout;
-    g->produced = aout;
-    g->in_off = start + (int64_t)ain;
-    return wa_gz_trailer(g, g->in_off, (uint32_t)libdeflate_crc32(0, g->out, aout), aout);
-}
-#endif
 
 /* Inflate the current member again from its first byte (the input must be able to go back). */
 static void wa_gz_restart(wa_gz *g) {
@@ -354,6 +334,81 @@ static void wa_gz_restart(wa_gz *g) {
     g->out_start = 0;
     g->produced = 0;
     g->in_off = g->m_off + g->h.hlen;
+}
+
+#ifdef WA_HAVE_LIBDEFLATE
+/* Inflate the member whole with libdeflate: the in_want bytes after its header (fewer where the
+ * input ends) into out_want bytes of output. WA_E_TOO_BIG when the output does not fit, WA_SLOW
+ * when the input is no whole deflate stream (the caller streams instead: that gives the
+ * authoritative answer); else the trailer's check. */
+static int wa_gz_ld_whole(wa_gz *g, size_t in_want, size_t out_want) {
+    const uint8_t *p;
+    size_t avail;
+    int rc;
+    int64_t start = g->m_off + g->h.hlen;
+    rc = wa_src_get(g->src, start, in_want, &p, &avail);
+    if (rc != WA_OK) return wa_gz_fail(g, rc, "read error", start);
+    if (avail > WA_WHOLE_MAX_IN) avail = WA_WHOLE_MAX_IN;
+    if ((rc = wa_gz_reserve(g, out_want)) != WA_OK) return rc;
+    size_t ain = 0, aout = 0;
+    rc = wa_ld_inflate(&g->lib, p, avail, g->out, out_want, &ain, &aout);
+    if (rc != WA_OK) return rc == WA_E_TOO_BIG ? WA_E_TOO_BIG : WA_SLOW;
+    g->engine = WA_ENG_WHOLE;
+    g->out_start = 0;
+    g->out_len = aout;
+    g->produced = aout;
+    g->in_off = start + (int64_t)ain;
+    return wa_gz_trailer(g, g->in_off, (uint32_t)libdeflate_crc32(0, g->out, aout), aout);
+}
+
+/* Try the whole member with libdeflate; WA_SLOW when it does not fit (caller streams instead). */
+static int wa_gz_whole_libdeflate(wa_gz *g) {
+    size_t in_want = g->h.has_sl && g->h.sl_clen > g->h.hlen ? g->h.sl_clen - g->h.hlen : 1u << 20;
+    if (in_want > WA_WHOLE_MAX_IN) return WA_SLOW;
+    /* without `sl` the size is a guess: the output buffer as it is (at least 1 MiB),
+     * doubled for next time when it was too small */
+    size_t out_want = g->h.has_sl ? (size_t)g->h.sl_ulen : (g->out_cap > (1u << 20) ? g->out_cap : (1u << 20));
+    if (out_want < 64 * 1024) out_want = 64 * 1024;
+    if (out_want > WA_WHOLE_MAX_OUT) return WA_SLOW;
+    int rc = wa_gz_ld_whole(g, in_want, out_want);
+    if (rc == WA_E_TOO_BIG) {
+        if (!g->h.has_sl && 2 * g->out_cap <= WA_WHOLE_MAX_OUT) wa_gz_reserve(g, 2 * g->out_cap);
+        return WA_SLOW;
+    }
+    return rc;
+}
+#endif
+
+/* A member whose length an index gave (hint_len; files only): inflated whole by libdeflate from
+ * one read, the output size guessed (8 times the input, doubled while too small). WA_SLOW when
+ * that does not apply or fails (a wrong length, a corrupt member): the member is then read as
+ * any other, which gives the authoritative answer. */
+static int wa_gz_try_hint(wa_gz *g) {
+#ifdef WA_HAVE_LIBDEFLATE
+    if (g->engine != WA_ENG_NONE || g->out_len || g->trusted_end || g->done || !g->hint_len ||
+        g->m_off != g->hint_off || g->src->fd < 0)
+        return WA_SLOW;
+    if (g->hint_len <= (uint64_t)g->h.hlen + 8 || g->hint_len - g->h.hlen > WA_WHOLE_MAX_IN) return WA_SLOW;
+    size_t in_want = (size_t)(g->hint_len - g->h.hlen);
+    /* the output's size: `sl` says it (Wget's members), else a guess */
+    size_t out_want = in_want < WA_WHOLE_MAX_OUT / 8 ? 8 * in_want : WA_WHOLE_MAX_OUT;
+    if (g->h.has_sl && g->h.sl_ulen <= WA_WHOLE_MAX_OUT) out_want = g->h.sl_ulen;
+    if (out_want < 64 * 1024) out_want = 64 * 1024;
+    for (;;) {
+        int rc = wa_gz_ld_whole(g, in_want, out_want);
+        if (rc == WA_E_TOO_BIG && out_want < WA_WHOLE_MAX_OUT) {
+            out_want = out_want < WA_WHOLE_MAX_OUT / 2 ? 2 * out_want : WA_WHOLE_MAX_OUT;
+            continue;
+        }
+        if (rc == WA_OK || rc == WA_E_NOMEM) return rc;
+        wa_gz_restart(g);
+        g->why = NULL;
+        return WA_SLOW;
+    }
+#else
+    (void)g;
+    return WA_SLOW;
+#endif
 }
 
 /* Whole: inflate to the member end, checking CRC-32 and ISIZE. The first
@@ -413,6 +468,7 @@ static int wa_gz_skip(wa_gz *g, int verify) {
 static int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, size_t *avail) {
     int rc;
     if (pos < g->out_start) return wa_gz_fail(g, WA_E_FORMAT, "stream went backwards", g->m_off);
+    if ((rc = wa_gz_try_hint(g)) != WA_SLOW && rc != WA_OK) return rc;
     if (g->trusted_end) wa_gz_restart(g); /* skipped on `sl` but now the bytes are wanted */
     if (g->engine == WA_ENG_ZLIB && g->out_start == 0 && g->produced <= 64 * 1024 && !g->done &&
         pos + want > g->produced && g->src->fd >= 0) {

@@ -29,6 +29,8 @@ typedef struct {
     size_t len;          /* valid bytes in buf */
     int eof;             /* stream mode: nothing after base+len */
     int err_no;
+    size_t ahead;        /* fd mode: a read brings in max(this, what is wanted) bytes, not a full buffer
+                            (0); set by a reader that knows how much it needs (one record) */
 } wa_source;
 
 static int wa_src_init(wa_source *s, int fd, int64_t size, wa_read_fn fn, void *ctx,
@@ -69,7 +71,9 @@ static int wa_src_fill(wa_source *s, size_t want) {
         size_t room = s->cap - s->len;
         if (room == 0) break;
         if (s->fd >= 0) {
-            ssize_t n = pread(s->fd, s->buf + s->len, room, (off_t)(s->base + (int64_t)s->len));
+            size_t ask = room;
+            if (s->ahead && want - s->len < ask) ask = want - s->len;   /* no more than asked for */
+            ssize_t n = pread(s->fd, s->buf + s->len, ask, (off_t)(s->base + (int64_t)s->len));
             if (n < 0) {
                 if (errno == EINTR) continue;
                 s->err_no = errno;
@@ -147,8 +151,14 @@ static int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p,
             return WA_OK;
         }
     }
-    /* read as much as fits: later requests are then served from memory */
-    if ((rc = wa_src_fill(s, s->cap)) != WA_OK) return rc;
+    /* read as much as fits: later requests are then served from memory; or, for a reader that
+     * knows what it needs (ahead), that much */
+    size_t upto = s->cap;
+    if (s->ahead) {
+        size_t need = (size_t)(off - s->base) + (want > s->ahead ? want : s->ahead);
+        if (need < upto) upto = need;
+    }
+    if ((rc = wa_src_fill(s, upto)) != WA_OK) return rc;
     *p = s->buf + (off - s->base);
     *avail = s->len - (size_t)(off - s->base);
     return WA_OK;

@@ -101,12 +101,14 @@ class Archives:
                 return p
         raise ArchiveFileNotFound(f"{filename}: not in the archive directories {', '.join(self.dirs)}")
 
-    def open(self, filename: str, offset: int) -> OpenRecord:
+    def open(self, filename: str, offset: int, length: Optional[int] = None) -> OpenRecord:
         """The record that starts at byte ``offset`` of the file ``filename`` names; a
-        CorruptRecordError when none starts there (the index does not match the file)."""
+        CorruptRecordError when none starts there (the index does not match the file).
+        ``length``: the record's, as its index line gives it: read in one piece of that size
+        (a gzip member inflated whole); a wrong one costs time, not bytes."""
         path = self.path(filename)
         with ExitStack() as on_error:
-            it = on_error.enter_context(ArchiveIterator(path, offset=offset, window=RECORD_WINDOW))
+            it = on_error.enter_context(ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length))
             rec = next(iter(it), None)
             if rec is None:
                 raise RecordFormatError(path, offset, "no record starts here",

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ArchiveError, CaptureNotFound, RecordFormatError
+from ..index.capture import Capture
 from ..index.query import Index, QueryError, parse_line
 from ..index.rix import RECORD_INDEX_EXT, RecordIndex, unbracket
 from ..warc.digest import Digest
@@ -132,6 +133,8 @@ class LoadedCapture:
 def capture_fields(cdx: CaptureLine) -> Dict[str, Any]:
     """The fields of a CDXJ or CDX line (bytes or str, as pywb reads it: R14) or a dict as
     ``Index.query`` returns it."""
+    if isinstance(cdx, Capture):
+        return cdx.as_dict()
     if isinstance(cdx, Mapping):
         return dict(cdx)
     line = cdx.encode("utf-8") if isinstance(cdx, str) else bytes(cdx)
@@ -142,6 +145,16 @@ def capture_fields(cdx: CaptureLine) -> Dict[str, Any]:
         return dict(parse_line(line).fields)
     except QueryError as e:
         raise CaptureLineError(f"not an index line: {e.message}") from None
+
+
+def _length(v: Any) -> Optional[int]:
+    """An index line's record length, when it is one: only a hint (read in one piece), so
+    anything else is no length rather than an error."""
+    try:
+        n = int(v)
+    except (TypeError, ValueError):
+        return None
+    return n if n > 0 else None
 
 
 def _int_field(f: Mapping[str, Any], name: str) -> int:
@@ -253,7 +266,7 @@ class CaptureLoader:
         """The record at ``offset`` of ``filename`` (``what`` names the capture in errors), closed
         with the other records of its load (``opened``)."""
         off = _int_field({"url": what.get("url"), "timestamp": what.get("timestamp"), "offset": offset}, "offset")
-        o = self.archives.open(filename, off)
+        o = self.archives.open(filename, off, _length(what.get("length")))
         opened.callback(o.close)
         return o
 

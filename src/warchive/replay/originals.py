@@ -37,7 +37,8 @@ from .archives import OpenRecord
 MAX_CANDIDATES = 100        # originals tried per lookup, closest first
 MAX_CHAIN = 4               # revisit -> revisit -> ... followed through record ids
 
-# open_at(filename, offset, fields): the record at offset of filename; fields name the capture in errors
+# open_at(filename, offset, fields): the record at offset of filename; fields are the index fields of that
+# record: they name it in errors, and their length, where there, is read as its length
 OpenAt = Callable[[str, Any, Mapping[str, Any]], OpenRecord]
 
 
@@ -140,7 +141,8 @@ class Originals:
     def _from_orig_fields(self, r: _Revisit) -> OpenRecord:
         of, off = r.fields.get("orig.filename"), r.fields.get("orig.offset")
         try:
-            return self.open_at(str(of), off, r.fields)
+            return self.open_at(str(of), off, {"url": r.fields.get("url"), "timestamp": r.fields.get("timestamp"),
+                                               "length": r.fields.get("orig.length")})
         except ArchiveError as e:
             raise _NotThere(f"orig.filename {of} at {off}: {e}") from None
 

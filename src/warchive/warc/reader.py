@@ -77,13 +77,15 @@ class ArchiveIterator:
       on_defect  called with each Defect (default: a DefectWarning through warnings)
       name       what errors and defects call the source (default: its path, or a file
                  object's name)
+      length     how long the record at offset is, when an index says (read in one piece)
     ``defects`` lists the defects found so far.
     """
 
     def __init__(self, source: Source, types: Optional[Iterable[str]] = None, verify: bool = False,
                  parse_http: bool = True, offset: Optional[int] = None, strict: bool = False,
-                 on_defect: Optional[OnDefect] = None, name: Optional[str] = None, window: int = WINDOW) -> None:
-        self._reader = open_reader(source, offset, verify, window)
+                 on_defect: Optional[OnDefect] = None, name: Optional[str] = None, window: int = WINDOW,
+                 length: Optional[int] = None) -> None:
+        self._reader = open_reader(source, offset, verify, window, length)
         self.path = name if name is not None else self._reader.path
         self.types = frozenset(types) if types is not None else None
         self.verify = verify

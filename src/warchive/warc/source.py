@@ -116,14 +116,16 @@ WINDOW = 1 << 20   # the kernel Reader's first buffer; it grows as a read needs
 
 
 def open_reader(source: Source, offset: Optional[int] = None, verify: bool = False,
-                window: int = WINDOW) -> ByteReader:
+                window: int = WINDOW, length: Optional[int] = None) -> ByteReader:
     """The byte reader of source: the gzip kernel's Reader (gzip and plain) or ZstFrames (zstd).
     ``window``: the first read of a file (1 MiB for iterating; a single record at an offset,
-    as replay opens one, is read faster with a small one: the window grows when it must)."""
+    as replay opens one, is read faster with a small one: the window grows when it must).
+    ``length``: how long the record at ``offset`` is, when an index says: a file is then read
+    in one piece of that length and a gzip member inflated whole (a wrong length costs time only)."""
     if isinstance(source, (str, bytes, os.PathLike)):
         path = os.fsdecode(os.fspath(source))
         if stat.S_ISREG(os.stat(path).st_mode):
-            r = Reader(path, offset=offset, verify=verify, window=window)
+            r = Reader(path, offset=offset, verify=verify, window=window, length=length or 0)
             if r.format == FORMAT_ZSTD:
                 r.close()
                 return ZstFrames(path, offset=offset)
@@ -131,7 +133,7 @@ def open_reader(source: Source, offset: Optional[int] = None, verify: bool = Fal
         # a FIFO, /dev/stdin, a character device: a stream
         return _stream_reader(StreamSource(io.FileIO(path, "rb"), name=path, own=True), offset, verify)
     if _has_fd(source):
-        r = Reader(source, offset=offset, verify=verify, window=window)
+        r = Reader(source, offset=offset, verify=verify, window=window, length=length or 0)
         if r.format == FORMAT_ZSTD:
             r.close()
             return ZstFrames(source, offset=offset)
