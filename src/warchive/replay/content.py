@@ -81,11 +81,16 @@ def _resolve(orig: Optional[str], modifier: str, first: bytes) -> Optional[str]:
     return "js" if modifier == "js_" else "css"
 
 
+def rewrites(modifier: str) -> bool:
+    """May a body asked with ``modifier`` be rewritten at all (not ``id_``: the bytes as archived)?"""
+    return modifier != "id_"
+
+
 def text_type(content_type: Optional[str], modifier: str, url: str, first: bytes) -> Optional[str]:
     """The text type a body is rewritten as ("html", "css", "js", "json", "js-worker", "hls",
     "dash", "amf"; None: not rewritten) from its Content-Type, the modifier it is asked with,
     its URL and its first bytes (SNIFF_BYTES of them), as pywb decides it."""
-    if modifier == "id_":
+    if not rewrites(modifier):
         return None
     orig = REWRITE_TYPES.get(mime_of(content_type))
     kind = _resolve(orig, modifier, first)
@@ -182,4 +187,4 @@ def body_rewriter(kind: Optional[str], rewriter: UrlRewriter, *, charset: Option
 
 
 __all__ = ["BodyRewriter", "DEFAULT_CONTENT_TYPES", "HeadInsert", "PassThrough", "REWRITE_TYPES", "body_rewriter",
-           "charset_of", "mime_of", "text_type"]
+           "charset_of", "mime_of", "rewrites", "text_type"]

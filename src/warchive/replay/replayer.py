@@ -41,7 +41,8 @@ from ..warc.content import decoded_stream, decodes
 from .client import client_insert
 from .collections import Served
 from .config import ReplayConfig
-from .content import DEFAULT_CONTENT_TYPES, REWRITE_TYPES, SNIFF_BYTES, BodyRewriter, body_rewriter, charset_of, mime_of, text_type
+from .content import (DEFAULT_CONTENT_TYPES, REWRITE_TYPES, SNIFF_BYTES, BodyRewriter, body_rewriter, charset_of,
+                      mime_of, rewrites, text_type)
 from .headers import rewrite_headers
 from .load import LoadedCapture
 from .memento import (MementoError, Timeline, frame_headers, memento_headers, parse_accept_datetime,
@@ -235,8 +236,8 @@ class Replayer:
         if (encoding and modifier != "id_" and not rng and decodes(encoding)
                 and (REWRITE_TYPES.get(mime_of(ctype)) is not None or modifier in ("js_", "cs_"))):
             payload, decoded = cast(BinaryIO, io.BufferedReader(decoded_stream(payload, chunked=False, encoding=encoding))), True
-        # a range is of the bytes as archived (pywb serves it as id_)
-        kind = None if rng else text_type(ctype, modifier, cap_url, _peek(payload))
+        # a range is of the bytes as archived (pywb serves it as id_); id_ is never rewritten (no peeking)
+        kind = None if rng or not rewrites(modifier) else text_type(ctype, modifier, cap_url, _peek(payload))
         rh = rewrite_headers(cap.headers, rewriter, rewrite_body=kind is not None or decoded,
                              accept_encoding=req.headers.get("accept-encoding"))
         if rh.decode and not decoded:
