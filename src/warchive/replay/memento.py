@@ -16,11 +16,10 @@ finds the captures, picks the one to serve and sends what these functions return
 
 from __future__ import annotations
 
-import calendar
 import functools
 from bisect import bisect_left, bisect_right
 from datetime import datetime, timedelta
-from email.utils import formatdate, parsedate_tz
+from email.utils import parsedate_tz
 from typing import Any, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ArchiveError
@@ -61,8 +60,14 @@ def warc_date_http_date(warc_date: str) -> str:
     return http_date(iso_date_to_timestamp(warc_date))
 
 
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
 def _format_http(dt: datetime) -> str:
-    return formatdate(calendar.timegm(dt.utctimetuple()), usegmt=True)
+    """The IMF-fixdate of a naive UTC datetime (what email.utils.formatdate(usegmt=True) writes)."""
+    return "%s, %02d %s %04d %02d:%02d:%02d GMT" % (_DAYS[dt.weekday()], dt.day, _MONTHS[dt.month - 1], dt.year,
+                                                    dt.hour, dt.minute, dt.second)
 
 
 def parse_accept_datetime(value: str) -> str:
