@@ -409,6 +409,9 @@ def test_archival_url_and_rebase():
     assert UrlRewriter("19960708im_/http://domain.example.com/path.txt", "/abc/").archival_url(url="") == "/abc/19960708im_/"
     assert UrlRewriter("2013id_/example.com/file/path/blah.html", "/123/").archival_url(timestamp="20131024") == \
         "/123/20131024id_/http://example.com/file/path/blah.html"
+    # tabs and newlines are dropped from a new url (as browsers read URLs), whichever there are
+    for url in ("http://x/\ta", "http://x/\na", "http://x/\ra", "\thttp://x/\r\n\ta\n"):
+        assert UrlRewriter(PAGE, "/c/").archival_url(url) == "/c/20131010/http://x/a"
     r = UrlRewriter(PAGE, "/coll/", "http://h:8/coll/").rebase("/other/base/")
     assert (r.page.url, r.prefix, r.full_prefix) == ("http://example.com/other/base/", "/coll/", "http://h:8/coll/")
     assert r.rewrite("../x") == "/coll/20131010/http://example.com/other/x"

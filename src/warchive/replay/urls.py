@@ -129,6 +129,8 @@ def _safe(url: str) -> str:
 
 
 def _check_text(s: str, what: str) -> None:
+    if type(s) is str and s.isascii():   # (the usual case: no lone surrogate in it)
+        return
     if not isinstance(s, str):
         raise ArchivalUrlError(f"{what} must be text, not {type(s).__name__}")
     try:
@@ -136,6 +138,11 @@ def _check_text(s: str, what: str) -> None:
     except UnicodeEncodeError as e:
         raise ArchivalUrlError(f"{what} {s!r} holds a lone surrogate at character {e.start}, "
                                "which no URL can carry") from None
+
+
+def _drop_tab_newline(s: str) -> str:
+    """``s`` without tabs and newlines (as browsers read URLs)."""
+    return s.translate(_TAB_NEWLINE) if "\t" in s or "\n" in s or "\r" in s else s
 
 
 def normalize_url(url: str) -> str:
@@ -150,7 +157,7 @@ def normalize_url(url: str) -> str:
 def _normalize(url: str) -> str:
     """normalize_url of a checked URL: cached, as a request names its URL several times over (its
     archival URL, the capture's, the Memento links) and a page's resources share their hosts."""
-    url = _to_uri(url.translate(_TAB_NEWLINE))
+    url = _to_uri(_drop_tab_newline(url))
     if url.startswith("urn:"):
         return _safe(url)
     m = _SCHEME.match(url)
@@ -258,7 +265,7 @@ class ArchivalUrl:
         _check_text(url, "URL")
         if not url:
             raise ArchivalUrlError("empty URL")
-        url = normalize_url(url)
+        url = _normalize(url)
         if type == "query" and url.endswith("*"):
             raise ArchivalUrlError(f"a query URL ending in '*' ({url!r}) is a url_query")
         try:
@@ -278,7 +285,7 @@ class ArchivalUrl:
         taken as pywb takes it: ``/example.com/`` is ``http://example.com/``). Raises
         ArchivalUrlError when it is empty or not text."""
         _check_text(path, "archival URL")
-        type_, timestamp, end_timestamp, modifier, url = _split(path.translate(_TAB_NEWLINE))
+        type_, timestamp, end_timestamp, modifier, url = _split(_drop_tab_newline(path))
         return cls(url, timestamp, modifier, end_timestamp=end_timestamp, type=type_)
 
     def __str__(self) -> str:
@@ -456,7 +463,7 @@ class UrlRewriter:
             self._check_modifier(modifier)
         if timestamp is not None and not _DIGITS.fullmatch(timestamp):
             raise ArchivalUrlError(f"timestamps are digits: {timestamp!r}")
-        target = _to_uri(page.url if url is None else url.translate(_TAB_NEWLINE))
+        target = _to_uri(page.url if url is None else _drop_tab_newline(url))
         return self.prefix + _format(page.type, page.timestamp if timestamp is None else timestamp,
                                      page.end_timestamp, page.modifier if modifier is None else modifier,
                                      display_url(target))
