@@ -69,6 +69,21 @@ def _unreadable(line: bytes, e: Exception) -> QueryError:
     return QueryError(f"unreadable index line {line[:200]!r}: {e}", 500)
 
 
+_DECODER = json.JSONDecoder()
+_JSON_SPACE = " \t\n\r"
+
+
+def _json_object(text: str) -> Any:
+    """json.loads(text) for a text that starts with '{' (its errors too), without the steps
+    json.loads takes first for any other input."""
+    data, end = _DECODER.raw_decode(text)
+    if end != len(text):
+        rest = text[end:].lstrip(_JSON_SPACE)
+        if rest:
+            raise json.JSONDecodeError("Extra data", text, len(text) - len(rest))
+    return data
+
+
 def line_fields(line: bytes) -> Tuple[Dict[str, Any], bool]:
     """The fields of a stored line (trailing whitespace removed) as pywb reads it (R14), and
     whether it is CDXJ. A malformed line raises QueryError."""
@@ -77,7 +92,7 @@ def line_fields(line: bytes) -> Tuple[Dict[str, Any], bool]:
         if parts[-1].startswith(b"{"):
             fields: Dict[str, Any] = {"urlkey": parts[0].decode("utf-8"),
                                       "timestamp": parts[1].decode("utf-8") if len(parts) > 1 else ""}
-            data = json.loads(parts[-1].decode("utf-8"))
+            data = _json_object(parts[-1].decode("utf-8"))
             if ALIASES.keys().isdisjoint(data):
                 # the usual line: nothing renamed (a plain update keeps pywb's order and overrides)
                 status = data.get("status")
