@@ -312,3 +312,17 @@ def test_merge_compares_as_the_json_text(pair, parsed):
         ca.fields
     assert (MergeKey(ca) < MergeKey(cb)) == want
     assert (MergeKey(cb) < MergeKey(ca)) == (cb.json_key() < ca.json_key())
+
+
+def test_keys_are_the_fields_shown():
+    """keys() (what dict() reads) names what the mapping shows, projected or not, and stays a
+    set-like view."""
+    c = Capture(b'com,example)/ 20200101000000 {"url": "http://example.com/", "_own": "x", "mime": "text/html"}',
+                ORIGIN)
+    assert list(c.keys()) == list(c) == ["urlkey", "timestamp", "url", "mime", "source", "source-coll", "access"]
+    assert dict(c) == c.as_dict() and "_own" not in dict(c) and c.keys() & {"url", "_own"} == {"url"}
+    plain = Capture(b'com,example)/ 20200101000000 {"url": "http://example.com/", "mime": "text/html"}', ORIGIN)
+    assert list(plain.keys()) == list(plain) and dict(plain) == plain.as_dict()
+    assert plain.keys() == {"urlkey", "timestamp", "url", "mime", "source", "source-coll", "access"}
+    plain.project(["mime", "url", "nope"])
+    assert list(plain.keys()) == ["mime", "url"] and dict(plain) == {"mime": "text/html", "url": "http://example.com/"}

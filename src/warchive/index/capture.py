@@ -26,6 +26,7 @@ knows nothing of query parameters (warchive.index.query).
 from __future__ import annotations
 
 import json
+from collections.abc import KeysView
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
@@ -341,6 +342,16 @@ class Capture(Mapping[str, Any]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys())
+
+    def keys(self) -> KeysView[str]:
+        """The names shown, as a view: the fields' own when the capture shows all of them, so
+        that ``dict(c)`` walks them without the Mapping's generator."""
+        f = self._fields
+        if f is None:
+            f = self._parse()
+        if self._names is None and visible(f) is f:
+            return f.keys()
+        return KeysView(self)
 
     def __len__(self) -> int:
         return len(self._keys())
