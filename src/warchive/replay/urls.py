@@ -125,7 +125,7 @@ def _to_uri(url: str) -> str:
 def _safe(url: str) -> str:
     """Control characters %-encoded: the last step of every URL this module gives out, so that
     none can split a header or an attribute (pywb leaves them, %0A in a host decoded)."""
-    return _CONTROL.sub(_pct, url) if _CONTROL.search(url) else url
+    return url if url.isprintable() else _CONTROL.sub(_pct, url)   # (no control is printable)
 
 
 def _check_text(s: str, what: str) -> None:
