@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from archival_urls import IDN, archival_paths, references
 from warchive.errors import ArchiveError
-from warchive.replay.urls import ArchivalUrl, ArchivalUrlError, UrlRewriter, display_url, link_modifier, normalize_url
+from warchive.replay.urls import (_PATH_START, ArchivalUrl, ArchivalUrlError, UrlRewriter, display_url, link_modifier,
+                                  normalize_url)
 
 PAGE = "20131010/http://example.com/path/page.html"
 IDN_PUNY = "xn--e1afmkfd.xn--80akhbyknj4f"
@@ -431,3 +432,18 @@ def test_normalize_and_display():
     assert display_url("http://[xn--/") == "http://[xn--/"   # pywb raises ValueError
     assert normalize_url("//" + IDN) == "http:////" + IDN_PUNY   # the grammar strips the slashes, not this
     assert urlsplit(ArchivalUrl.parse("//" + IDN).url).netloc == IDN_PUNY
+
+
+def _path_start_by_rule(url: str) -> int:
+    """The first '/' or '?' neither after ':' or '/' nor before '/', written out (-1: none)."""
+    for i, c in enumerate(url):
+        if c in "/?" and (i == 0 or url[i - 1] not in ":/") and url[i + 1:i + 2] != "/":
+            return i
+    return -1
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="/?:a.\n%", max_size=12))
+def test_where_a_path_starts(url):
+    m = _PATH_START.search(url)
+    assert (m.start() if m else -1) == _path_start_by_rule(url)

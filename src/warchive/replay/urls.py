@@ -40,8 +40,9 @@ _REPLAY_MOD = re.compile(r"[a-z]+_|\$[a-z0-9:.-]+")
 _QUERY_MOD = re.compile(r"[A-Za-z0-9_:-]+")
 _DIGITS = re.compile(r"[0-9]*")
 
-# Where the path (or query) of a URL starts: a '/' or '?' neither after ':' or '/' nor before '/'.
-_PATH_START = re.compile(r"(?:^|(?<=[^:/]))[/?](?!/)")
+# Where the path (or query) of a URL starts: a '/' or '?' neither after ':' or '/' nor before '/'
+# (the class first, so that the search skips to it).
+_PATH_START = re.compile(r"[/?](?<![:/][/?])(?!/)")
 # A scheme, then ':/' (the class holds '+', ',', '-' and '.': pywb's range '+-.').
 _SCHEME = re.compile(r"[A-Za-z0-9+,.-]+:/")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
