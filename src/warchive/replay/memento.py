@@ -61,13 +61,13 @@ def warc_date_http_date(warc_date: str) -> str:
     return http_date(iso_date_to_timestamp(warc_date))
 
 
-_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def _format_http(dt: datetime) -> str:
     """The IMF-fixdate of a naive UTC datetime (what email.utils.formatdate(usegmt=True) writes)."""
-    return "%s, %02d %s %04d %02d:%02d:%02d GMT" % (_DAYS[dt.weekday()], dt.day, _MONTHS[dt.month - 1], dt.year,
+    return "%s, %02d %s %04d %02d:%02d:%02d GMT" % (_WEEKDAYS[dt.weekday()], dt.day, _MONTHS[dt.month - 1], dt.year,
                                                     dt.hour, dt.minute, dt.second)
 
 
