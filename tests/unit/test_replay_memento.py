@@ -103,7 +103,7 @@ def test_http_date_reads_back(dt):
 @given(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2999, 12, 31)))
 def test_http_date_is_the_standard_librarys(dt):
     ts = dt.strftime("%Y%m%d%H%M%S")
-    assert http_date(ts) == formatdate(dt.replace(tzinfo=timezone.utc).timestamp() // 1, usegmt=True)
+    assert http_date(ts) == formatdate(dt.replace(microsecond=0, tzinfo=timezone.utc).timestamp(), usegmt=True)
 
 
 def test_warc_date():
