@@ -9,12 +9,13 @@ date (``2014`` -> end of 2014). Invalid input raises ValueError.
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import datetime
 from typing import List
 
 _NON_DIGIT = re.compile(r"[^\d]")
+# A WARC-Date as WARC writers write it (ASCII digits, whole seconds): read without the split.
+_WARC_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 
 PAD_14_DOWN = "10000101000000"
 PAD_14_UP = "29991231235959"
@@ -23,6 +24,11 @@ PAD_6_UP = "299912"
 
 def iso_date_to_timestamp(date: str) -> str:
     """WARC-Date (ISO 8601, any separators) -> 14-digit timestamp."""
+    m = _WARC_DATE.fullmatch(date)
+    if m is not None:
+        ints = [int(n) for n in m.groups()]
+        if _valid_ymdhms(ints):   # then the digits are the timestamp's, as they stand
+            return "".join(m.groups())
     nums = _NON_DIGIT.split(date)
     if nums and nums[-1] == "":
         nums = nums[:-1]
@@ -46,10 +52,14 @@ def _valid_ymdhms(v: List[int]) -> bool:
     y, mo, d, h, mi, s = v[:6]
     if not (1000 <= y <= 9999 and 1 <= mo <= 12 and 0 <= h <= 23 and 0 <= mi <= 59 and 0 <= s <= 59):
         return False
-    leap = mo == 2 and y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
-    if not 1 <= d <= _DAYS[mo - 1] + leap:
+    if not 1 <= d <= _days_in_month(y, mo):
         return False
     return len(v) == 6 or 0 <= v[6] < 1000000
+
+
+def _days_in_month(year: int, month: int) -> int:
+    """calendar.monthrange(year, month)[1], for a month 1-12."""
+    return _DAYS[month - 1] + (month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0))
 
 
 def pad_timestamp(ts: str, pad: str = PAD_6_UP) -> str:
@@ -59,20 +69,28 @@ def pad_timestamp(ts: str, pad: str = PAD_6_UP) -> str:
 
 def timestamp_to_datetime(ts: str) -> datetime:
     """A (partial, even malformed) timestamp -> the latest valid datetime it can mean."""
+    if len(ts) == 14 and ts.isdigit() and ts.isascii():   # the usual timestamp: valid as it is?
+        year, month, day = int(ts[0:4]), int(ts[4:6]), int(ts[6:8])
+        hour, minute, second = int(ts[8:10]), int(ts[10:12]), int(ts[12:14])
+        if (1900 <= year <= 2999 and 1 <= month <= 12 and hour <= 23 and minute <= 59 and second <= 59
+                and 1 <= day <= _days_in_month(year, month)):
+            return datetime(year, month, day, hour, minute, second)
     ts = pad_timestamp(ts, PAD_6_UP)
+    year = _clamped(ts, 0, 4, 1900, 2999)
+    month = _clamped(ts, 4, 6, 1, 12)
+    day = _clamped(ts, 6, 8, 1, _days_in_month(year, month))
+    return datetime(year, month, day, _clamped(ts, 8, 10, 0, 23), _clamped(ts, 10, 12, 0, 59),
+                    _clamped(ts, 12, 14, 0, 59))
 
-    def field(start: int, stop: int, lo: int, hi: int) -> int:
-        if len(ts) < stop:
-            return hi
-        try:
-            return max(lo, min(int(ts[start:stop]), hi))
-        except ValueError:
-            return hi
 
-    year = field(0, 4, 1900, 2999)
-    month = field(4, 6, 1, 12)
-    day = field(6, 8, 1, calendar.monthrange(year, month)[1])
-    return datetime(year, month, day, field(8, 10, 0, 23), field(10, 12, 0, 59), field(12, 14, 0, 59))
+def _clamped(ts: str, start: int, stop: int, lo: int, hi: int) -> int:
+    """The number ts[start:stop] clamped into lo..hi; hi when it is missing or not a number."""
+    if len(ts) < stop:
+        return hi
+    try:
+        return max(lo, min(int(ts[start:stop]), hi))
+    except ValueError:
+        return hi
 
 
 def timestamp_to_iso_date(ts: str) -> str:

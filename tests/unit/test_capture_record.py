@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlines import Lines
-from warchive.index.capture import Capture, MergeKey, Origin, QueryError
+from warchive.index.capture import ALIASES, Capture, MergeKey, Origin, QueryError, line_fields
 from warchive.index.query import Engine, Index, NamedSource, Query, Result, parse_line, timestamp_seconds
 from warchive.index.segment import write_segment
 from warchive.replay.load import capture_fields
@@ -63,6 +63,29 @@ def test_a_line_is_read_when_a_field_is_asked_for():
     for read in (dict, len, list, lambda c: c == {}, lambda c: c.url):
         with pytest.raises(QueryError):
             read(c)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(st.dictionaries(st.text(max_size=5), st.one_of(st.text(max_size=8), st.integers(), st.none()), max_size=4)
+                 .map(json.dumps),
+                 st.text(alphabet='{}[]":, \t\n\rabc0129.-\\u', max_size=30).map(lambda t: "{" + t)))
+def test_a_cdxj_lines_json_reads_as_json_loads_reads_it(text):
+    """The fields (or the error message) of a CDXJ line's JSON are json.loads's."""
+    line = b"com,example)/ 20200101000000 " + text.encode("utf-8")
+    try:
+        want = json.loads(text)
+    except ValueError as e:
+        with pytest.raises(QueryError) as got:
+            line_fields(line)
+        assert got.value.message.endswith(": " + str(e))
+        return
+    if not isinstance(want, dict):
+        return
+    try:
+        fields, from_json = line_fields(line)
+    except QueryError:   # (a field pywb's rules refuse: not json's business)
+        return
+    assert from_json and all(fields[k] == v for k, v in want.items() if k not in ALIASES and k not in ("status", "url"))
 
 
 def test_a_cdx_line_of_no_known_format_is_400_when_read():
@@ -289,3 +312,17 @@ def test_merge_compares_as_the_json_text(pair, parsed):
         ca.fields
     assert (MergeKey(ca) < MergeKey(cb)) == want
     assert (MergeKey(cb) < MergeKey(ca)) == (cb.json_key() < ca.json_key())
+
+
+def test_keys_are_the_fields_shown():
+    """keys() (what dict() reads) names what the mapping shows, projected or not, and stays a
+    set-like view."""
+    c = Capture(b'com,example)/ 20200101000000 {"url": "http://example.com/", "_own": "x", "mime": "text/html"}',
+                ORIGIN)
+    assert list(c.keys()) == list(c) == ["urlkey", "timestamp", "url", "mime", "source", "source-coll", "access"]
+    assert dict(c) == c.as_dict() and "_own" not in dict(c) and c.keys() & {"url", "_own"} == {"url"}
+    plain = Capture(b'com,example)/ 20200101000000 {"url": "http://example.com/", "mime": "text/html"}', ORIGIN)
+    assert list(plain.keys()) == list(plain) and dict(plain) == plain.as_dict()
+    assert plain.keys() == {"urlkey", "timestamp", "url", "mime", "source", "source-coll", "access"}
+    plain.project(["mime", "url", "nope"])
+    assert list(plain.keys()) == ["mime", "url"] and dict(plain) == {"mime": "text/html", "url": "http://example.com/"}

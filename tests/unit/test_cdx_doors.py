@@ -92,3 +92,34 @@ def test_a_broken_collection_is_named_and_the_others_still_answer(root, tmp_path
     assert bad.status_code == 503 and "'bad'" in bad.json()["message"] and "broken.seg" in bad.json()["message"]
     good = client.get("/web/cdx", params={"url": URL, "output": "json"})
     assert good.status_code == 200 and good.text.count("\n") == 2
+
+
+def test_collections_follow_their_index_files(root, tmp_path):
+    """A collection is opened once, reopened when its indexes/ (or a loose index file) changes,
+    and none once its directory or its indexes/ directory has gone."""
+    import os
+
+    from warchive.replay.collections import Collections
+    from warchive.replay.config import CollectionConfig, ReplayConfig
+
+    r = tmp_path / "root"
+    shutil.copytree(root, r)
+    loose = tmp_path / "loose.cdxj"
+    shutil.copy(r / "web" / "indexes" / "wget.cdxj", loose)
+    colls = Collections(str(r), ReplayConfig(collections={"conf": CollectionConfig("conf", [str(loose)])}))
+    web, conf = colls.get("web"), colls.get("conf")
+    assert web is not None and conf is not None
+    assert colls.get("web") is web and colls.get("conf") is conf   # nothing changed: the same
+    (r / "web" / "indexes" / "more.cdxj").write_bytes(b"")
+    again = colls.get("web")
+    assert again is not None and again is not web and colls.get("web") is again
+    shutil.copy(loose, tmp_path / "new.cdxj")
+    os.replace(tmp_path / "new.cdxj", loose)   # another file (inode) under the same name
+    assert colls.get("conf") is not conf
+    shutil.rmtree(r / "web" / "indexes")
+    (r / "web" / "indexes").write_bytes(b"")   # indexes/ is no directory: no collection
+    assert colls.get("web") is None
+    shutil.rmtree(r / "web")
+    loose.unlink()
+    assert colls.get("web") is None and colls.get("conf") is None and colls.get("nope") is None
+    colls.close()

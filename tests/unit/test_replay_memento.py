@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
+from email.utils import formatdate, parsedate_to_datetime
 from typing import Dict, List, Optional, Tuple
 
 import pytest
@@ -98,6 +98,12 @@ def test_http_date_reads_back(dt):
     assert IMF_FIXDATE.fullmatch(got)
     assert parsedate_to_datetime(got) == dt.replace(microsecond=0, tzinfo=timezone.utc)
     assert parse_accept_datetime(got) == ts
+
+
+@given(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2999, 12, 31)))
+def test_http_date_is_the_standard_librarys(dt):
+    ts = dt.strftime("%Y%m%d%H%M%S")
+    assert http_date(ts) == formatdate(dt.replace(microsecond=0, tzinfo=timezone.utc).timestamp(), usegmt=True)
 
 
 def test_warc_date():

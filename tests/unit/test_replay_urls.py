@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from archival_urls import IDN, archival_paths, references
 from warchive.errors import ArchiveError
-from warchive.replay.urls import ArchivalUrl, ArchivalUrlError, UrlRewriter, display_url, link_modifier, normalize_url
+from warchive.replay.urls import (_PATH_START, ArchivalUrl, ArchivalUrlError, UrlRewriter, display_url, link_modifier,
+                                  normalize_url)
 
 PAGE = "20131010/http://example.com/path/page.html"
 IDN_PUNY = "xn--e1afmkfd.xn--80akhbyknj4f"
@@ -409,6 +410,9 @@ def test_archival_url_and_rebase():
     assert UrlRewriter("19960708im_/http://domain.example.com/path.txt", "/abc/").archival_url(url="") == "/abc/19960708im_/"
     assert UrlRewriter("2013id_/example.com/file/path/blah.html", "/123/").archival_url(timestamp="20131024") == \
         "/123/20131024id_/http://example.com/file/path/blah.html"
+    # tabs and newlines are dropped from a new url (as browsers read URLs), whichever there are
+    for url in ("http://x/\ta", "http://x/\na", "http://x/\ra", "\thttp://x/\r\n\ta\n"):
+        assert UrlRewriter(PAGE, "/c/").archival_url(url) == "/c/20131010/http://x/a"
     r = UrlRewriter(PAGE, "/coll/", "http://h:8/coll/").rebase("/other/base/")
     assert (r.page.url, r.prefix, r.full_prefix) == ("http://example.com/other/base/", "/coll/", "http://h:8/coll/")
     assert r.rewrite("../x") == "/coll/20131010/http://example.com/other/x"
@@ -428,3 +432,18 @@ def test_normalize_and_display():
     assert display_url("http://[xn--/") == "http://[xn--/"   # pywb raises ValueError
     assert normalize_url("//" + IDN) == "http:////" + IDN_PUNY   # the grammar strips the slashes, not this
     assert urlsplit(ArchivalUrl.parse("//" + IDN).url).netloc == IDN_PUNY
+
+
+def _path_start_by_rule(url: str) -> int:
+    """The first '/' or '?' neither after ':' or '/' nor before '/', written out (-1: none)."""
+    for i, c in enumerate(url):
+        if c in "/?" and (i == 0 or url[i - 1] not in ":/") and url[i + 1:i + 2] != "/":
+            return i
+    return -1
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="/?:a.\n%", max_size=12))
+def test_where_a_path_starts(url):
+    m = _PATH_START.search(url)
+    assert (m.start() if m else -1) == _path_start_by_rule(url)

@@ -26,6 +26,7 @@ knows nothing of query parameters (warchive.index.query).
 from __future__ import annotations
 
 import json
+from collections.abc import KeysView
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
@@ -69,6 +70,21 @@ def _unreadable(line: bytes, e: Exception) -> QueryError:
     return QueryError(f"unreadable index line {line[:200]!r}: {e}", 500)
 
 
+_DECODER = json.JSONDecoder()
+_JSON_SPACE = " \t\n\r"
+
+
+def _json_object(text: str) -> Any:
+    """json.loads(text) for a text that starts with '{' (its errors too), without the steps
+    json.loads takes first for any other input."""
+    data, end = _DECODER.raw_decode(text)
+    if end != len(text):
+        rest = text[end:].lstrip(_JSON_SPACE)
+        if rest:
+            raise json.JSONDecodeError("Extra data", text, len(text) - len(rest))
+    return data
+
+
 def line_fields(line: bytes) -> Tuple[Dict[str, Any], bool]:
     """The fields of a stored line (trailing whitespace removed) as pywb reads it (R14), and
     whether it is CDXJ. A malformed line raises QueryError."""
@@ -77,7 +93,7 @@ def line_fields(line: bytes) -> Tuple[Dict[str, Any], bool]:
         if parts[-1].startswith(b"{"):
             fields: Dict[str, Any] = {"urlkey": parts[0].decode("utf-8"),
                                       "timestamp": parts[1].decode("utf-8") if len(parts) > 1 else ""}
-            data = json.loads(parts[-1].decode("utf-8"))
+            data = _json_object(parts[-1].decode("utf-8"))
             if ALIASES.keys().isdisjoint(data):
                 # the usual line: nothing renamed (a plain update keeps pywb's order and overrides)
                 status = data.get("status")
@@ -326,6 +342,16 @@ class Capture(Mapping[str, Any]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys())
+
+    def keys(self) -> KeysView[str]:
+        """The names shown, as a view: the fields' own when the capture shows all of them, so
+        that ``dict(c)`` walks them without the Mapping's generator."""
+        f = self._fields
+        if f is None:
+            f = self._parse()
+        if self._names is None and visible(f) is f:
+            return f.keys()
+        return KeysView(self)
 
     def __len__(self) -> int:
         return len(self._keys())

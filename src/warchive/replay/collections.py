@@ -10,8 +10,10 @@ here ever makes a path from a name it was not given by the directory listing or 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import stat
 import threading
 from typing import Any, Dict, List, Optional, Tuple, Union
 
@@ -46,7 +48,8 @@ class Served:
                     pass
 
 
-_Entry = Tuple[Tuple[Any, ...], Union[Served, CollectionUnavailable]]
+_Stamp = Tuple[Any, ...]
+_Entry = Tuple[_Stamp, Union[Served, CollectionUnavailable]]
 
 
 class Collections:
@@ -73,29 +76,30 @@ class Collections:
                          if not n.startswith(".") and os.path.isdir(os.path.join(self.root, n, "indexes")))
         return sorted(found)
 
-    def _where(self, coll: str) -> Optional[CollectionConfig]:
-        """The index paths of collection ``coll`` (None: no such collection)."""
+    def _where(self, coll: str) -> Optional[Tuple[CollectionConfig, _Stamp]]:
+        """The index paths of collection ``coll`` and their stamp as they are now (None: no
+        such collection, or it has gone)."""
         if not coll or coll.startswith(".") or "/" in coll or "\\" in coll or "\0" in coll:
             return None
         conf = self.config.collections.get(coll)
         if conf is not None:
-            return conf
+            stamp = _stamp(conf)
+            return (conf, stamp) if stamp is not None else None
         if self.root is None:
             return None
-        path = os.path.join(self.root, coll)
-        if not os.path.isdir(os.path.join(path, "indexes")):
+        path, idx = _paths(self.root, coll)
+        st = _dir_stat(idx)
+        if st is None:
             return None
-        return CollectionConfig(coll, [path])
+        return CollectionConfig(coll, [path]), ((idx, st.st_mtime_ns, st.st_ino),)   # (_stamp's, one stat)
 
     def get(self, coll: str) -> Optional[Served]:
         """Collection ``coll`` opened (None when there is no such collection); raises
         CollectionUnavailable when its index cannot be opened."""
-        where = self._where(coll)
-        if where is None:
+        found = self._where(coll)
+        if found is None:
             return None
-        stamp = _stamp(where)
-        if stamp is None:
-            return None
+        where, stamp = found
         with self._lock:
             hit = self._cache.get(coll)
             if hit is not None and hit[0] == stamp:
@@ -129,22 +133,41 @@ class Collections:
                 s.close()
 
 
-def _stamp(where: CollectionConfig) -> Optional[Tuple[Any, ...]]:
+def _stamp(where: CollectionConfig) -> Optional[_Stamp]:
     """What changes when a file is added to or removed from the collection's index (a
     directory's mtime; a file's mtime and inode). None: the collection has gone."""
     out: List[Any] = []
     for p in where.index_paths:
         idx = os.path.join(p, "indexes")
-        target = idx if os.path.isdir(idx) else p
-        try:
-            st = os.stat(target)
-        except FileNotFoundError:
-            if len(where.index_paths) == 1:
-                return None
-            out.append((target, None))
-            continue
+        target = idx
+        st = _dir_stat(idx)
+        if st is None:
+            target = p
+            try:
+                st = os.stat(p)
+            except FileNotFoundError:
+                if len(where.index_paths) == 1:
+                    return None
+                out.append((target, None))
+                continue
         out.append((target, st.st_mtime_ns, st.st_ino))
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _paths(root: str, coll: str) -> Tuple[str, str]:
+    """The directory of collection ``coll`` under ``root``, and its indexes/ directory."""
+    path = os.path.join(root, coll)
+    return path, os.path.join(path, "indexes")
+
+
+def _dir_stat(path: str) -> Optional[os.stat_result]:
+    """The stat of ``path`` when it is a directory (os.path.isdir's answer, and its stat)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st if stat.S_ISDIR(st.st_mode) else None
 
 
 def _open(where: CollectionConfig) -> Served:

@@ -12,9 +12,8 @@ none of the server's own headers (Memento, Content-Security-Policy, Content-Leng
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from http.cookies import CookieError, Morsel, SimpleCookie
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..warc.headers import Field, Headers
@@ -72,8 +71,7 @@ RULES: Dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class RewrittenHead:
+class RewrittenHead(NamedTuple):
     """What ``rewrite_headers`` made of a capture's HTTP head.
 
     ``headers``: the status line as archived and the fields to send, in their order.
@@ -113,8 +111,7 @@ def rewrite_headers(http: Headers, rewriter: UrlRewriter, *, rewrite_body: bool 
                          recompute_length=has_length and not mode.keep_length or mode.content_rw or mode.dechunk)
 
 
-@dataclass(frozen=True)
-class HeadMode:
+class HeadMode(NamedTuple):
     """What the whole head decides for each of its fields: ``url_rw`` (URLs are rewritten: not
     under ``id_``, ``bn_``, ``wkrf_``), ``decode`` (the Content-Encoding to undo, or None),
     ``content_rw`` (the body sent is not the stored one: rewritten or decoded), ``dechunk`` (a
@@ -132,13 +129,22 @@ class HeadMode:
 def head_mode(http: Headers, rewriter: UrlRewriter, *, rewrite_body: bool = False,
               accept_encoding: Optional[str] = None, prefix: str = ORIG_PREFIX) -> HeadMode:
     """The HeadMode of ``http`` replayed through ``rewriter`` (arguments as ``rewrite_headers``)."""
-    encoding = http.get("Content-Encoding")
+    encoding: Optional[str] = None   # (the first, as http.get gives it)
+    dechunk = False
+    lengths = set()
+    for k, v in http.fields:
+        low = k.lower()
+        if low == "content-encoding":
+            if encoding is None:
+                encoding = v
+        elif low == "transfer-encoding":
+            dechunk = True
+        elif low == "content-length":
+            lengths.add(v)
     decode: Optional[str] = None
     if encoding is not None and encoding.strip() and (rewrite_body or not _accepts(accept_encoding, encoding)):
         decode = encoding
     content_rw = rewrite_body or decode is not None
-    dechunk = any(k.lower() == "transfer-encoding" for k, _ in http.fields)
-    lengths = {v for k, v in http.fields if k.lower() == "content-length"}
     value = next(iter(lengths)) if len(lengths) == 1 else ""
     keep_length = not (content_rw or dechunk) and value.isdigit() and value.isascii()
     return HeadMode(rewriter.page.modifier not in NO_URL_REWRITE, decode, content_rw, dechunk, keep_length, prefix)
@@ -148,9 +154,9 @@ def rewrite_field(name: str, value: str, mode: HeadMode, rewriter: UrlRewriter) 
     """The fields sent in place of one archived field (none, one, or several for a Set-Cookie
     scoped to each modifier or a Location kept beside its rewritten form)."""
     rule = RULES.get(name.lower(), "keep")
-    inert = [(mode.prefix + name, value)]
     if rule == "keep":
         return [(name, value)]
+    inert = [(mode.prefix + name, value)]
     if rule in ("prefix", "transfer"):
         return inert
     if rule == "cors":

@@ -16,12 +16,11 @@ finds the captures, picks the one to serve and sends what these functions return
 
 from __future__ import annotations
 
-import calendar
 import functools
 from bisect import bisect_left, bisect_right
 from datetime import datetime, timedelta
-from email.utils import formatdate, parsedate_tz
-from typing import Any, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from email.utils import parsedate_tz
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ArchiveError
 from ..index.capture import Capture
@@ -54,15 +53,22 @@ def http_date(timestamp: str) -> str:
     return _format_http(timestamp_to_datetime(timestamp))
 
 
+@functools.lru_cache(maxsize=1024)
 def warc_date_http_date(warc_date: str) -> str:
     """The HTTP-date of a WARC-Date (``2019-03-04T05:06:07Z``, fractions of a second dropped):
     the Memento-Datetime of the record served, as pywb gives it. A malformed one raises
-    ValueError."""
+    ValueError. Cached: the server checks the record's WARC-Date, then makes its header."""
     return http_date(iso_date_to_timestamp(warc_date))
 
 
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
 def _format_http(dt: datetime) -> str:
-    return formatdate(calendar.timegm(dt.utctimetuple()), usegmt=True)
+    """The IMF-fixdate of a naive UTC datetime (what email.utils.formatdate(usegmt=True) writes)."""
+    return "%s, %02d %s %04d %02d:%02d:%02d GMT" % (_WEEKDAYS[dt.weekday()], dt.day, _MONTHS[dt.month - 1], dt.year,
+                                                    dt.hour, dt.minute, dt.second)
 
 
 def parse_accept_datetime(value: str) -> str:
@@ -178,11 +184,15 @@ def navigation_links(timeline: Timeline, current: CaptureLike, prefix: str, repl
         return []
     prev, nxt = timeline.neighbours(_timestamp(current))
     out = []
+    # each capture's URI-M, datetime and collection, made once (first is often prev or last)
+    made: Dict[int, Tuple[str, str, Optional[str]]] = {}
     for rel, c in (("first", first), ("prev", prev), ("next", nxt), ("last", last)):
         if c is not None:
-            ts = _timestamp(c)
-            out.append(_memento_link(memento_url(prefix, ts, _url(c), replay_mod), rel + " memento", http_date(ts),
-                                     _coll(c)))
+            parts = made.get(id(c))
+            if parts is None:
+                ts = _timestamp(c)
+                parts = made[id(c)] = (memento_url(prefix, ts, _url(c), replay_mod), http_date(ts), _coll(c))
+            out.append(_memento_link(parts[0], rel + " memento", parts[1], parts[2]))
     return out
 
 

@@ -40,8 +40,9 @@ _REPLAY_MOD = re.compile(r"[a-z]+_|\$[a-z0-9:.-]+")
 _QUERY_MOD = re.compile(r"[A-Za-z0-9_:-]+")
 _DIGITS = re.compile(r"[0-9]*")
 
-# Where the path (or query) of a URL starts: a '/' or '?' neither after ':' or '/' nor before '/'.
-_PATH_START = re.compile(r"(?:^|(?<=[^:/]))[/?](?!/)")
+# Where the path (or query) of a URL starts: a '/' or '?' neither after ':' or '/' nor before '/'
+# (the class first, so that the search skips to it).
+_PATH_START = re.compile(r"[/?](?<![:/][/?])(?!/)")
 # A scheme, then ':/' (the class holds '+', ',', '-' and '.': pywb's range '+-.').
 _SCHEME = re.compile(r"[A-Za-z0-9+,.-]+:/")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -125,10 +126,12 @@ def _to_uri(url: str) -> str:
 def _safe(url: str) -> str:
     """Control characters %-encoded: the last step of every URL this module gives out, so that
     none can split a header or an attribute (pywb leaves them, %0A in a host decoded)."""
-    return _CONTROL.sub(_pct, url) if _CONTROL.search(url) else url
+    return url if url.isprintable() else _CONTROL.sub(_pct, url)   # (no control is printable)
 
 
 def _check_text(s: str, what: str) -> None:
+    if type(s) is str and s.isascii():   # (the usual case: no lone surrogate in it)
+        return
     if not isinstance(s, str):
         raise ArchivalUrlError(f"{what} must be text, not {type(s).__name__}")
     try:
@@ -136,6 +139,11 @@ def _check_text(s: str, what: str) -> None:
     except UnicodeEncodeError as e:
         raise ArchivalUrlError(f"{what} {s!r} holds a lone surrogate at character {e.start}, "
                                "which no URL can carry") from None
+
+
+def _drop_tab_newline(s: str) -> str:
+    """``s`` without tabs and newlines (as browsers read URLs)."""
+    return s.translate(_TAB_NEWLINE) if "\t" in s or "\n" in s or "\r" in s else s
 
 
 def normalize_url(url: str) -> str:
@@ -150,7 +158,7 @@ def normalize_url(url: str) -> str:
 def _normalize(url: str) -> str:
     """normalize_url of a checked URL: cached, as a request names its URL several times over (its
     archival URL, the capture's, the Memento links) and a page's resources share their hosts."""
-    url = _to_uri(url.translate(_TAB_NEWLINE))
+    url = _to_uri(_drop_tab_newline(url))
     if url.startswith("urn:"):
         return _safe(url)
     m = _SCHEME.match(url)
@@ -258,7 +266,7 @@ class ArchivalUrl:
         _check_text(url, "URL")
         if not url:
             raise ArchivalUrlError("empty URL")
-        url = normalize_url(url)
+        url = _normalize(url)
         if type == "query" and url.endswith("*"):
             raise ArchivalUrlError(f"a query URL ending in '*' ({url!r}) is a url_query")
         try:
@@ -278,7 +286,7 @@ class ArchivalUrl:
         taken as pywb takes it: ``/example.com/`` is ``http://example.com/``). Raises
         ArchivalUrlError when it is empty or not text."""
         _check_text(path, "archival URL")
-        type_, timestamp, end_timestamp, modifier, url = _split(path.translate(_TAB_NEWLINE))
+        type_, timestamp, end_timestamp, modifier, url = _split(_drop_tab_newline(path))
         return cls(url, timestamp, modifier, end_timestamp=end_timestamp, type=type_)
 
     def __str__(self) -> str:
@@ -456,7 +464,7 @@ class UrlRewriter:
             self._check_modifier(modifier)
         if timestamp is not None and not _DIGITS.fullmatch(timestamp):
             raise ArchivalUrlError(f"timestamps are digits: {timestamp!r}")
-        target = _to_uri(page.url if url is None else url.translate(_TAB_NEWLINE))
+        target = _to_uri(page.url if url is None else _drop_tab_newline(url))
         return self.prefix + _format(page.type, page.timestamp if timestamp is None else timestamp,
                                      page.end_timestamp, page.modifier if modifier is None else modifier,
                                      display_url(target))
