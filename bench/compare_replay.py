@@ -155,6 +155,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--pages", type=int, default=500, help="paths per row (cycled)")
     ap.add_argument("--check", type=int, default=100, help="paths per row checked on each server first")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--rows", default="abcd", help="the rows to run, by letter (default: abcd, all)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO / "src"))
     work = Path(tempfile.mkdtemp(prefix="compare-replay-"))
@@ -163,7 +164,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     results: Dict[str, Dict[str, Dict]] = {}
     try:
         wroot, proot, caps = build(Path(args.corpus), work)
-        rows = paths(caps, args.pages)
+        rows = {k: v for k, v in paths(caps, args.pages).items() if k[1] in args.rows}
         print(f"{args.corpus}: {len(caps):,} captures; {', '.join(f'{k} {len(v)} paths' for k, v in rows.items())}")
         for kind, root in (("warchive", wroot), ("pywb", proot)):
             with server(kind, root) as base:
