@@ -30,6 +30,7 @@ from test_load_vs_pywb import (BIG_BODY, CHAIN_BODY, CHUNKED_RAW, GZ_BODY, NET, 
 
 from warchive.errors import ArchiveError, CaptureNotFound, CorruptRecordError  # noqa: E402
 from warchive.index.query import Index  # noqa: E402
+from warchive.replay.archives import Archives  # noqa: E402
 from warchive.replay.load import (ArchiveFileNotFound, CaptureLineError, CaptureLoader,  # noqa: E402
                                   OriginalNotFound, SegmentNotFound, SelfRedirect, UnsafeFilename, check_filename,
                                   load_capture, load_closest)
@@ -477,3 +478,42 @@ def test_loader_keeps_an_index_open(colls):
             for name in ("rv/http", "rv/empty", "tl/root-rv"):
                 with loader.load(line_of(coll, name)) as cap:
                     assert cap.read()
+
+
+def test_a_file_still_being_written_is_read_under_its_final_name(colls, tmp_path):
+    """While a crawl runs its writer keeps NAME.open (renamed NAME when closed); the index already
+    names NAME: the capture loads from NAME.open, and from NAME once it is closed."""
+    line = line_of(colls["gen"], "tl/root-2019")
+    f = json.loads(line.split(" ", 2)[2])
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    data = (colls["gen"] / "archive" / f["filename"]).read_bytes()
+    (archive / (f["filename"] + ".open")).write_bytes(data)
+    with load_capture(line, archive_paths=[archive]) as cap:
+        assert cap.read() == cdx_queries.BODY_A
+        assert cap.records[0].path.endswith(".open")
+    os.rename(archive / (f["filename"] + ".open"), archive / f["filename"])
+    with load_capture(line, archive_paths=[archive]) as cap:
+        assert cap.read() == cdx_queries.BODY_A and not cap.records[0].path.endswith(".open")
+    os.remove(archive / f["filename"])
+    with pytest.raises(ArchiveFileNotFound):
+        load_capture(line, archive_paths=[archive])
+
+
+def test_a_file_closed_between_looking_and_opening_is_opened_closed(colls, tmp_path, monkeypatch):
+    """The writer renames NAME.open to NAME after Archives.path saw NAME.open: the open looks again."""
+    line = line_of(colls["gen"], "tl/root-2019")
+    f = json.loads(line.split(" ", 2)[2])
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    (archive / f["filename"]).write_bytes((colls["gen"] / "archive" / f["filename"]).read_bytes())
+    real = Archives.path
+    looks = []
+
+    def path(self, filename):
+        looks.append(filename)
+        return str(archive / (filename + ".open")) if len(looks) == 1 else real(self, filename)
+    monkeypatch.setattr(Archives, "path", path)
+    with load_capture(line, archive_paths=[archive]) as cap:
+        assert cap.read() == cdx_queries.BODY_A
+    assert len(looks) == 2

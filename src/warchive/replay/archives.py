@@ -3,8 +3,10 @@
 ``Archives`` joins a capture's filename to each archive directory in turn
 (pywb's archive paths) and refuses names that would leave them
 (``check_filename``); ``Archives.open`` gives an ``OpenRecord``, whose payload
-is readable until it is closed. This module never opens a file outside the
-directories it is given and never writes.
+is readable until it is closed. A file still being written (``NAME.open``, as
+the crawler's writer keeps it until it closes it as ``NAME``) is read under its
+final name, so that captures are replayed while the crawl runs. This module
+never opens a file outside the directories it is given and never writes.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ PathLike = Union[str, os.PathLike[str]]
 # One record is read at an offset: a small first read (the reader's window grows when a record
 # needs more), where iterating a file reads 1 MiB at a time.
 RECORD_WINDOW = 64 * 1024
+OPEN_SUFFIX = ".open"   # a WARC file being written (warchive.warc.warcfile): NAME.open, then NAME
 
 
 class ArchiveFileNotFound(CaptureNotFound):
@@ -99,6 +102,10 @@ class Archives:
                 raise UnsafeFilename(f"filename {filename!r} leaves the archive directory {d}")
             if os.path.isfile(p):
                 return p
+            if os.path.isfile(p + OPEN_SUFFIX):   # still being written
+                return p + OPEN_SUFFIX
+            if os.path.isfile(p):   # closed (renamed) between the two looks
+                return p
         raise ArchiveFileNotFound(f"{filename}: not in the archive directories {', '.join(self.dirs)}")
 
     def open(self, filename: str, offset: int, length: Optional[int] = None) -> OpenRecord:
@@ -108,7 +115,14 @@ class Archives:
         (a gzip member inflated whole); a wrong one costs time, not bytes."""
         path = self.path(filename)
         with ExitStack() as on_error:
-            it = on_error.enter_context(ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length))
+            try:
+                it = on_error.enter_context(ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length))
+            except FileNotFoundError:
+                if not path.endswith(OPEN_SUFFIX):
+                    raise
+                # the writer closed it (NAME.open renamed NAME) between looking and opening
+                path = self.path(filename)
+                it = on_error.enter_context(ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length))
             rec = next(iter(it), None)
             if rec is None:
                 raise RecordFormatError(path, offset, "no record starts here",
