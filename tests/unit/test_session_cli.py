@@ -110,3 +110,28 @@ def test_damaged_journal(journal, capsys):
 def test_format_table_aligns():
     t = format_table(["name", "n"], [("a", 1), ("bbb", 1000), ("c", None)])
     assert t.splitlines() == ["name      n", "----  -----", "a         1", "bbb   1,000", "c         -"]
+
+
+@pytest.mark.parametrize("action", ["show", "failed", "skipped", "stats"])
+def test_paths_a_user_has(journal, tmp_path, capsys, action):
+    """The crawl's directory (the one the crawler prints), the collection (its latest crawl) and the
+    journal itself are read alike; a missing path, an empty file, a directory with no crawl and a
+    file of another kind are one line naming the path and exit 1 (a traceback before: issue 13)."""
+    coll = tmp_path / "coll"
+    older, newer = coll / "crawls" / "20261129T090000Z", coll / "crawls" / "20261129T100000Z"
+    for d in (older, newer):
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+    os.replace(journal, newer / "session.journal")
+    (older / "session.journal").write_bytes(b"")   # the latest crawl is read, not this one
+    want = run(capsys, action, str(newer / "session.journal"))
+    assert want[0] == 0 and want[1]
+    assert run(capsys, action, str(newer)) == want
+    assert run(capsys, action, str(coll)) == want
+    (tmp_path / "empty").write_bytes(b"")
+    (tmp_path / "nocrawl").mkdir()
+    (tmp_path / "page.html").write_bytes(b"<html>not a journal</html>\n")
+    for bad in ("missing", "empty", "nocrawl", "page.html", str(older)):
+        path = str(tmp_path / bad)
+        rc, out, err = run(capsys, action, path)
+        assert rc == 1 and out == "" and path in err and err.count("\n") == 1 and "Traceback" not in err, (bad, err)

@@ -7,6 +7,7 @@ The command is ``session(args)`` and its options ``session_arguments(p)``
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 from argparse import ArgumentParser, Namespace
@@ -14,6 +15,8 @@ from typing import Any, TextIO
 
 from ..capture.session import SessionIndex, read_session
 from ..capture.session import report
+from ..capture.session.dirs import JOURNAL, latest_session
+from ..errors import ArchiveError
 
 
 SESSION_ACTIONS = (
@@ -28,7 +31,8 @@ def session_arguments(p: ArgumentParser) -> None:
     actions = p.add_subparsers(dest="session_command", metavar="ACTION", required=True)
     for name, help_ in SESSION_ACTIONS:
         a = actions.add_parser(name, help=help_, description=help_)
-        a.add_argument("file", metavar="FILE", help="a session journal")
+        a.add_argument("file", metavar="PATH", help="a session journal, the crawl's directory (the one the crawl "
+                       "printed) or the collection (its latest crawl)")
         if name == "show":
             a.add_argument("url", nargs="?", metavar="URL", help="one URL (any URL of its redirect chain)")
         if name == "stats":
@@ -49,7 +53,30 @@ def session(args: Namespace) -> int:
         return _session(args, sys.stdout)
 
 
+class SessionPathError(ArchiveError):
+    """A path that names no session journal."""
+
+
+def journal_path(path: str) -> str:
+    """The journal a path names: the journal itself, a crawl session directory's, or a
+    collection's latest crawl's; a SessionPathError saying what the path is otherwise."""
+    journal = path
+    if os.path.isdir(path):
+        try:
+            journal = os.path.join(latest_session(path), JOURNAL)
+        except ArchiveError as e:
+            raise SessionPathError(str(e)) from None
+        if not os.path.isfile(journal):
+            raise SessionPathError(f"{path}: its crawl has no {JOURNAL} yet (did it start?)")
+    elif not os.path.exists(path):
+        raise SessionPathError(f"{path}: no such file or directory")
+    if os.path.getsize(journal) == 0:
+        raise SessionPathError(f"{journal}: empty: not a session journal (a journal begins with its version line)")
+    return journal
+
+
 def _session(args: Namespace, out: TextIO) -> int:
+    args.file = journal_path(args.file)
     if args.session_command == "show" and args.url:
         with SessionIndex(args.file, skip_errors=args.skip_errors) as ix:
             records = ix.lookup_all(args.url)
