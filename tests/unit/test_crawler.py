@@ -625,3 +625,123 @@ def test_politeness_holds_across_a_kill(tmp_path):
         assert len(site.log) > n
         gap = site.log[n].t - site.log[n - 1].done
         assert gap >= delay - TOLERANCE, f"first fetch after the restart {gap:.3f} s after the last one"
+
+
+# ------------------------------------------------------------------------------------------ what a kill leaves behind
+# (tests/unit/test_resume_once.py kills crawls at random moments; these set up each state a kill can
+# leave, one at a time, without a kill)
+
+
+def _kill_site_crawl(tmp_path, site, stop_after=None, **kw):
+    """An in-process crawl of crawlkill's site; with `stop_after`, stopped cleanly after that many pages."""
+    import crawlkill
+
+    c = Crawler(config(site, seeds=crawlkill.seeds(), max_hops=60, **kw), str(tmp_path / "coll"))
+    if stop_after is not None:
+        pages = []
+
+        async def hook(crawler, url, r, w):
+            pages.append(url)
+            if len(pages) >= stop_after:
+                crawler.stop()
+        c.page_hooks.append(hook)
+    asyncio.run(c.run())
+    return c
+
+
+def test_resume_with_the_seen_set_behind_the_frontier(tmp_path):
+    """The seen set reaches disk every 2 s, the frontier's log at every call: a kill can leave URLs
+    queued that the seen set does not know (here: none at all). Resumed, the crawl queues none of
+    them a second time when another page links to them: every URL is requested once (server log)."""
+    import shutil
+    import crawlkill
+
+    site, expected = crawlkill.kill_site()
+    with site:
+        c = _kill_site_crawl(tmp_path, site, stop_after=6)
+        assert len(c.frontier) > 10, "stopped too late to test anything"
+        shutil.rmtree(os.path.join(c.session_dir, "seen"))
+        asyncio.run(Crawler(None, str(tmp_path / "coll"), session_dir=c.session_dir, resume=True).run())
+        n = crawlkill.counts(site)
+    assert set(n) == expected
+    assert {k: v for k, v in n.items() if v > 1} == {}
+
+
+def test_robots_archived_as_a_revisit_is_restored(tmp_path):
+    """Two hosts serve the same robots.txt: the second is archived as a revisit. The answers a resume
+    restores are both the robots.txt served (its original's body), not an empty one (allow all)."""
+    import crawlkill
+    from warchive.capture.resume import restore_robots
+    from warchive.capture.robots_cache import RobotsCache
+
+    site, _ = crawlkill.kill_site()
+    with site:
+        c = _kill_site_crawl(tmp_path, site)
+    types = {u: t for t, u, _, _ in warc_blocks(tmp_path / "coll") if u and u.endswith("/robots.txt") and t != "request"}
+    assert sorted(types.values()) == ["response", "revisit"]
+    cache = RobotsCache(c.config.user_agent)
+    restore_robots(cache, read_session(os.path.join(c.session_dir, "session.journal")), c.archive_dir)
+    for host in crawlkill.HOSTS:
+        assert not cache.needs_fetch(f"http://{host}/p/1")
+        assert cache.cached_decision(f"http://{host}/p/1").allowed
+        assert not cache.cached_decision(f"http://{host}/private/1").allowed
+
+
+def test_digests_recovered_from_the_journal_and_the_warcs(tmp_path):
+    """A digest index that lost what it had not flushed gets every original back: from the journal
+    and the WARC records it names, or from the WARC files a resume cut (read whole). The originals
+    are those warcio reads: each 2xx response's payload digest, URI and record id."""
+    from warcio.archiveiterator import ArchiveIterator
+    import crawlkill
+    from warchive.capture.dedup import DigestIndex
+    from warchive.capture.resume import recover_digests
+
+    site, _ = crawlkill.kill_site()
+    with site:
+        c = _kill_site_crawl(tmp_path, site)
+    want = {}
+    files = sorted(str(p) for p in (tmp_path / "coll" / "archive").glob("*.warc.gz"))
+    for p in files:
+        with open(p, "rb") as f:
+            for rec in ArchiveIterator(f):
+                h = rec.rec_headers
+                if rec.rec_type == "response" and rec.http_headers is not None and \
+                        rec.http_headers.get_statuscode().startswith("2"):
+                    want[h.get_header("WARC-Payload-Digest")] = (h.get_header("WARC-Target-URI"),
+                                                                  h.get_header("WARC-Record-ID"))
+    assert len(want) > 10
+    session = read_session(os.path.join(c.session_dir, "session.journal"))
+    for i, recovered in enumerate(([], files)):
+        ix = DigestIndex(str(tmp_path / f"ix{i}"))
+        assert recover_digests(ix, session, c.archive_dir, recovered) == len(want)
+        got = {o.digest: (o.uri, o.record_id) for o in ix.items()}
+        assert got == want
+
+
+def test_recover_warcs_takes_a_file_its_warcinfo_names(tmp_path):
+    """A run killed after it opened a WARC file but before the journal named a record in it: the
+    resume knows the file by its warcinfo's description and cuts it; a file another session's
+    warcinfo names is left alone (that crawl may be writing it)."""
+    from warchive.capture.resume import recover_warcs
+    from warchive.capture.session import SessionDB
+    from warchive.warc.writer import WarcWriter
+
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    ours = WarcWriter(str(archive), "A", warcinfo={"description": "warchive crawl session s1"}, fsync=False)
+    ours.write_resource("urn:x:1", b"one", "text/plain")
+    theirs = WarcWriter(str(archive), "B", warcinfo={"description": "warchive crawl session s10"}, fsync=False)
+    theirs.write_resource("urn:x:2", b"two", "text/plain")
+    # killed between creating a file and writing its warcinfo: empty, named after the run started
+    (archive / "A-20261129225001124-00001-h.warc.gz.open").write_bytes(b"")
+    (archive / "A-20261129225001122-00002-h.warc.gz.open").write_bytes(b"")   # before: not the run's
+    journal = str(tmp_path / "session.journal")
+    with SessionDB(journal) as db:
+        db.start(config={}, t="2026-11-29T22:50:01.123456Z")
+    s = read_session(journal)
+    assert recover_warcs(str(archive), s) == []
+    opened = ours.current_files[0]
+    assert recover_warcs(str(archive), s, "warchive crawl session s1") == [opened[:-len(".open")]]
+    left = sorted(p.name for p in archive.iterdir())
+    assert left == sorted([os.path.basename(opened)[:-len(".open")], "A-20261129225001122-00002-h.warc.gz.open",
+                           os.path.basename(theirs.current_files[0])])

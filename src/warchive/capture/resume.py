@@ -19,6 +19,7 @@ This module reads and repairs; it must not fetch or queue.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
@@ -26,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..errors import ArchiveError
 from ..index.query import Index
 from ..warc import open as open_warc
-from ..warc.recover import recover
+from ..warc.recover import recover, valid_prefix
 from ..warc.content import content_stream
 from .dedup import DigestIndex, seed_from_records, seed_from_warcs
 from .politeness import host_key
@@ -99,17 +100,46 @@ def _warcinfo_says(path: str, description: str) -> bool:
     return False
 
 
+def _empty_since(path: str, since: str) -> bool:
+    """Whether the file holds no whole record and its name's 17-digit timestamp is `since` or later:
+    a file the killed run had just created when it died (its warcinfo not yet written)."""
+    m = _STAMP.search(os.path.basename(path))
+    if m is None or m.group(1) < since:
+        return False
+    return valid_prefix(path)[0] == 0
+
+
 def recover_warcs(archive_dir: str, session: Session, description: Optional[str] = None) -> List[str]:
     """Cut the ``.open`` files of `archive_dir` that `session` wrote after their last whole record;
     the paths of the files recovered. A file is the session's when the journal names a record in
     it, or (`description`: the warcinfo's ``description`` field the session's files carry) when
-    its warcinfo says so: a run killed before it journaled any record of a file it had opened."""
+    its warcinfo says so: a run killed before it journaled any record of a file it had opened.
+    With `description`, a file without a whole record named after the killed run started (it
+    was killed between creating the file and writing its warcinfo) is removed."""
     # only this session's files: another crawl into the collection may be writing its own
     # .open files right now
     ours = {os.path.basename(e.warc or "") for r in session.records() for e in r.records}
-    opened = sorted(n for n in os.listdir(archive_dir) if n.endswith(".open") and (
-        n[:-5] in ours or (description is not None and _warcinfo_says(os.path.join(archive_dir, n), description))))
-    return [recover(os.path.join(archive_dir, n)).path for n in opened]
+    runs = session.sessions
+    since = _stamp17(runs[-1].t or "") if runs and description is not None else None
+    out = []
+    for n in sorted(os.listdir(archive_dir)):
+        path = os.path.join(archive_dir, n)
+        if not n.endswith(".open"):
+            continue
+        if n[:-5] in ours or (description is not None and _warcinfo_says(path, description)):
+            out.append(recover(path).path)
+        elif since and _empty_since(path, since):
+            os.unlink(path)
+    return out
+
+
+_STAMP = re.compile(r"-(\d{17})-")
+
+
+def _stamp17(t: str) -> Optional[str]:
+    """A journal time (``2026-11-29T22:50:01.123456Z``) as a WARC file name's 17-digit timestamp."""
+    digits = re.sub(r"[^0-9]", "", t)
+    return digits[:17] if len(digits) >= 17 else None
 
 
 def recover_digests(index: DigestIndex, session: Session, archive_dir: str, recovered: Sequence[str]) -> int:
