@@ -247,6 +247,29 @@ def _counts(site):
     return c
 
 
+def _in_flight(session):
+    """URLs whose "fetching" entry (the request about to go out) has no outcome after it."""
+    out = set()
+    for r in session.records():
+        open_fetch = False
+        for e in r.entries:
+            if e.kind == "fetching":
+                open_fetch = True
+            elif e.kind in ("fetch", "failed", "skipped"):
+                open_fetch = False
+        if open_fetch:
+            out.add(r.url)
+    return out
+
+
+def _fetched_twice(site, in_flight, journal):
+    """URLs the server saw more than once that were neither in flight at a kill (`in_flight`) nor
+    tried again by design (a ``failed`` entry: 429, 503, a timeout)."""
+    retried = {r.url for r in read_session(journal, skip_errors=True).records() if r.failures}
+    return {f"http://{h}{p}": n for (h, p), n in _counts(site).items()
+            if n > 1 and f"http://{h}{p}" not in in_flight | retried}
+
+
 def test_conditional_revisit_304(tmp_path):
     """A URL fetched again with the validators of its first capture: a 304 becomes a
     server-not-modified revisit referring to the first capture (replayed as a 304 alone, as
@@ -293,8 +316,9 @@ def test_screenshots_not_in_this_build(tmp_path, monkeypatch, capsys):
 
 
 def test_sigkill_then_resume(tmp_path, cdxj_indexer):
-    """Kill the crawl (SIGKILL) mid-way, resume it: nothing finished is fetched again, it completes,
-    the recovered WARCs index as cdxj-indexer indexes them and the revisits resolve."""
+    """Kill the crawl (SIGKILL) mid-way, resume it: nothing finished is fetched again, nothing is
+    requested twice but what was in flight at the kill (and the retries of 429, 503 and timeouts),
+    it completes, the recovered WARCs index as cdxj-indexer indexes them and the revisits resolve."""
     coll = tmp_path / "coll"
     with make_site() as site:
         args = [sys.executable, "-m", "warchive", "crawl", *SEEDS, "-o", str(coll), "--delay-factor", "0",
@@ -323,6 +347,7 @@ def test_sigkill_then_resume(tmp_path, cdxj_indexer):
         again = [f"http://{h.host}{h.target}" for h in after if f"http://{h.host}{h.target}" in finished]
         assert not again, f"fetched again after resume: {again}"
         assert all(h.t > killed_at for h in after)
+        assert _fetched_twice(site, _in_flight(first), str(session_dir / "session.journal")) == {}
         # the crawl is complete: everything a single crawl fetches was fetched once (and /busy twice)
         counts = _counts(site)
         for host in (f"h001.{DOMAIN}", f"h002.{DOMAIN}"):
@@ -526,6 +551,7 @@ def test_killed_three_times(tmp_path, cdxj_indexer):
                  f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--no-fsync", "--index-every", "0.2",
                  "-q", "--timeout", "3", "-c", "3"]
         args = first
+        in_flight = set()
         for threshold in (30, 70, 110):
             p = subprocess.Popen(base + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             deadline = time.time() + 60
@@ -538,6 +564,7 @@ def test_killed_three_times(tmp_path, cdxj_indexer):
             session = next((coll / "crawls").iterdir())
             s = read_session(str(session / "session.journal"), skip_errors=True)
             finished = {r.url for r in s.records() if r.state in ("fetched", "skipped") and r.status not in (429, 503)}
+            in_flight |= _in_flight(s)
             n = len(site.log)
             args = ["--resume", str(coll), "-q"]
             r = subprocess.run(base + args, capture_output=True, timeout=180) if threshold == 110 else None
@@ -550,12 +577,14 @@ def test_killed_three_times(tmp_path, cdxj_indexer):
                 if p2.poll() is None:
                     os.kill(p2.pid, signal.SIGKILL)
                 p2.wait()
+                in_flight |= _in_flight(read_session(str(session / "session.journal"), skip_errors=True))
             else:
                 assert r.returncode == 0, r.stderr.decode()
             again = [f"http://{h.host}{h.target}" for h in site.log[n:] if f"http://{h.host}{h.target}" in finished]
             assert not again, f"fetched again after resume: {again}"
         r = subprocess.run(base + ["--resume", str(coll)], capture_output=True, timeout=180)
         assert r.returncode == 0 and b"crawl complete" in r.stderr, r.stderr.decode()
+        assert _fetched_twice(site, in_flight, str(session / "session.journal")) == {}
         counts = _counts(site)
         for h in hosts:
             for path in ("/", "/page/4", "/chain/0", "/dup/b", "/calendar/2024/06", "/close.html"):

@@ -1,6 +1,6 @@
 """SIGKILL at random moments, then --resume: no URL is fetched twice, as the server counts fetches.
 
-The guarantee under test (docs/crawling.md, "Killed and resumed"): over a crawl killed any
+The guarantee under test (docs/cli.md, crawl, "What a kill costs"): over a crawl killed any
 number of times and resumed each time, every URL in scope is requested from the server
 exactly once, except a URL whose fetch was in flight at a kill — the session journal holds
 its ``fetching`` entry (written just before the request) and no outcome after it — which is

@@ -23,7 +23,13 @@ Order is what makes a SIGKILL harmless: outlinks reach the frontier's log before
 session says the URL is finished, so a finished URL never loses its outlinks; a URL whose
 ``F`` line the frontier lost comes back from it and is skipped because the session says it
 is finished; ``.open`` WARC files are cut after their last whole record and indexed on
-resume (lines already in a segment are not written twice).
+resume (lines already in a segment are not written twice), and the digests of what they
+hold go back into the dedup index. The seen set is synced every 2 s, the frontier's log
+at every call: on resume, every URL the frontier holds and every URL the session finished
+is added to the seen set, so a URL found again through another page is not queued twice.
+A ``fetching`` entry precedes each request: a URL with one and no outcome after it was in
+flight at the kill, and it is the only kind of URL a resume requests a second time
+(``resume-refetch`` in the crawl log; docs/cli.md, "What a kill costs").
 
 The index segments are ``crawl_index``'s, what a resumed run takes over from the killed
 one is ``resume``'s, and ``--screenshots`` is ``crawl_screenshots``'s. What is left (about
