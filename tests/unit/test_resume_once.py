@@ -211,12 +211,12 @@ def test_random_kills_never_fetch_twice(tmp_path, cdxj_indexer):
     """At least 50 random SIGKILLs, each resumed: the server sees each URL once (or once more after a
     kill that interrupted its fetch), nothing is lost, dedup and the index survive."""
     seed = int(os.environ.get("WARCHIVE_KILL_SEED", "1000"))
-    total = run_cases(tmp_path, cdxj_indexer, 26, 2, seed)
+    total = run_cases(tmp_path, cdxj_indexer, 28, 2, seed)
     assert total["kills"] >= 50, f"only {total['kills']} kills landed before the crawls ended"
 
 
 @pytest.mark.slow
 def test_random_kills_never_fetch_twice_many(tmp_path, cdxj_indexer):
     seed = int(os.environ.get("WARCHIVE_KILL_SEED", "5000"))
-    total = run_cases(tmp_path, cdxj_indexer, 100, 3, seed)
-    assert total["kills"] >= 300 * 0.9
+    total = run_cases(tmp_path, cdxj_indexer, 120, 3, seed)
+    assert total["kills"] >= 300, f"only {total['kills']} kills landed before the crawls ended"
