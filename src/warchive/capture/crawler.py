@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import itertools
 import json
 import os
 import time
@@ -195,7 +196,12 @@ class Crawler:
         if self.resume:
             # the seen set is synced every 2 s, the frontier's log at every call: what the killed run
             # queued or finished since its last sync would be queued again when found again
-            self.seen.add_many(list(self.frontier.urls()) + sorted(self._finished_before))
+            known = itertools.chain(self.frontier.urls(), self._finished_before)
+            while True:
+                batch = list(itertools.islice(known, 65536))
+                if not batch:
+                    break
+                self.seen.add_many(batch)
             self.seen.sync()
         self.session = SessionDB(journal, software=f"warchive {__version__}")
         self.session.start(config=cfg.to_json(), seeds=cfg.seeds, resumed=self.resume or None,
