@@ -5,7 +5,7 @@ What a crawler needs around them lives beside: ``robots_cache`` (one entry per
 authority, the outcome of fetching ``/robots.txt``, a lifetime, the fetch
 protocol) and ``robots_meta`` (``<meta name="robots">`` and ``X-Robots-Tag``).
 
-Two readings (``mode``), alike wherever the two agree (docs/api.md, "robots"):
+Two readings (``mode``), differing only as listed here (docs/api.md, "robots.txt", has a table):
 
 * ``"google"`` (the default): as Google's open-source parser (google/robotstxt,
   robots.cc, by the RFC's authors) reads a file, since sites tune their
