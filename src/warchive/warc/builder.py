@@ -290,8 +290,10 @@ class RecordBuilder:
             if not content_type:
                 raise ArchiveError(f"a {rtype} record for {uri!r} whose block is not an HTTP message "
                                    "needs a content_type")
+            # under an http(s) URI readers take the first line for an HTTP head: no payload is claimed
+            payload = None if is_http_uri(uri) else digest_one(self.digest, block)
             return self._record(rtype, uri, block, content_type, date=date, record_id=record_id, links=links,
-                                extra=extra, payload_digest=digest_one(self.digest, block))
+                                extra=extra, payload_digest=payload)
         n, head = split_http(block)
         return self._record(rtype, uri, block, http_type, date=date, record_id=record_id, links=links,
                             extra=extra, payload_digest=self.payload_digest_of(block, n, head),

@@ -48,6 +48,14 @@ def copy_of(rec: Record, check_digests: bool = True, http: Optional[bool] = None
     it = rec._it
     if it is not None and not getattr(it, "parse_http", True) and rec.type in MESSAGE_RECORDS:
         raise ArchiveError("write_record needs the HTTP heads: open the file with parse_http=True")
+    uri = rec.headers.get("WARC-Target-URI")
+    rtype = rec.type or ""
+    if rtype in MESSAGE_RECORDS and http is not False and is_http_uri(uri) and rec.content_length:
+        first = b""    # the block's first line, as the reader parsed it
+        if rec.http is not None:
+            first = " ".join(filter(None, (rec.http.protocol, rec.http.statusline))).encode("utf-8", "replace")
+        if not looks_http(rtype, first):
+            raise not_http_error(rtype, uri or "", first, where, at)
     try:
         head = _raw_head(rec)
         pieces: List[bytes] = []
@@ -65,11 +73,6 @@ def copy_of(rec: Record, check_digests: bool = True, http: Optional[bool] = None
     if len(block) != rec.content_length:
         raise WriteError(where, at, f"the record holds {len(block)} of its {rec.content_length} content bytes",
                          "it cannot be copied as it is")
-    uri = rec.headers.get("WARC-Target-URI")
-    rtype = rec.type or ""
-    if rtype in MESSAGE_RECORDS and http is not False and is_http_uri(uri) and block \
-            and not looks_http(rtype, block):
-        raise not_http_error(rtype, uri or "", block, where, at)
     proto = rec.headers.protocol
     version = proto[5:] if proto.upper().startswith("WARC/") else proto
     http_length = rec._payload - rec._block if rec.http is not None else 0
