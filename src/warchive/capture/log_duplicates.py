@@ -1,8 +1,8 @@
 """The duplicate lines of crawl logs: which crawl.log lines say "this payload was seen before".
 
 A crawler that deduplicates by payload digest notes it in the annotations
-(field 12) of the line; these notes are read as duplicates (docs/format.md,
-"Crawl log", lists them with where each comes from)::
+(field 12) of the line; these notes are read as duplicates (docs/cli.md,
+"warchive crawllog-revisits", lists them for users)::
 
     duplicate:digest                 Heritrix 3: the payload digest is in the content digest history
     warcRevisit:digest               Heritrix 3: and it wrote an identical-payload-digest revisit
