@@ -229,10 +229,20 @@ def test_bad_input_is_one_line(tmp_path, heritrix):
     assert r.returncode == 1 and "Traceback" not in r.stderr and f"{bad} line 9" in r.stderr
     r = run_cli("crawllog-revisits", bad, "--index", coll, "-o", out, "--skip-errors", "--no-fsync")
     assert "1 bad lines skipped" in r.stderr and "Traceback" not in r.stderr
-    for args in ([tmp_path / "missing.log", "--index", coll], [tmp_path, "--index", coll],
-                 [DATA / "crawl.log", "--index", tmp_path / "nope"]):
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    warc = sorted((coll / "archive").glob("*.warc.gz"))[0]
+    for args, named in (([tmp_path / "missing.log", "--index", coll], tmp_path / "missing.log"),
+                        ([tmp_path, "--index", coll], tmp_path),
+                        ([empty, "--index", coll], empty),
+                        ([warc, "--index", coll], warc),
+                        ([DATA / "crawl.log", "--index", tmp_path / "nope"], tmp_path / "nope"),
+                        ([DATA / "crawl.log", "--index", empty], empty),
+                        ([DATA / "crawl.log", "--index", DATA / "crawl.log"], DATA / "crawl.log"),
+                        ([DATA / "crawl.log", "--index", warc], warc)):
         r = run_cli("crawllog-revisits", *args, "-o", out)
-        assert r.returncode in (1, 2) and "Traceback" not in r.stderr, r.stderr
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.startswith(f"warchive: error: {named}") and len(r.stderr.splitlines()) == 1, r.stderr
 
 
 # --------------------------------------------------------------------------- our own crawler

@@ -38,8 +38,8 @@ from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from ..errors import ArchiveError
-from ..index.query import Capture, Index, QueryError
-from ..index.sources import index_dir_of
+from ..index.query import Capture, Index, QueryError, parse_line
+from ..index.sources import index_dir_of, source_kind
 from ..timestamps import timestamp_to_iso_date
 from ..warc import open as open_warc
 from ..warc.digest import Digest
@@ -107,6 +107,23 @@ def _pick(cands: Sequence[_Cand], ts: str, origin_file: Optional[str] = None,
     return sorted(cands, key=rank)
 
 
+def _check_index_path(path: str) -> None:
+    """A collection directory, or an index file whose first line is an index line (an empty file
+    or one of another kind would only make every duplicate unresolved)."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "no such collection or index file", path)
+    if os.path.isdir(path) or source_kind(path) != "plain":
+        return      # a collection (its index files are checked as they open), a segment, a ZipNum summary
+    with open(path, "rb") as f:
+        first = f.readline(1 << 20)
+    if not first.strip():
+        raise ArchiveError(f"{path}: empty, not an index (give the collection or its index files)")
+    try:
+        parse_line(first)
+    except QueryError as e:
+        raise ArchiveError(f"{path}: not a CDX(J) index (line 1: {e})") from None
+
+
 def _neg(ts: str) -> str:
     return "".join(chr(ord("9") - ord(ch) + ord("0")) if ch.isdigit() else ch for ch in ts)
 
@@ -118,8 +135,7 @@ class CrawllogRevisits:
 
     def __init__(self, index_paths: Sequence[str], archive_dirs: Optional[Sequence[str]] = None) -> None:
         for p in index_paths:
-            if not os.path.exists(p):
-                raise FileNotFoundError(2, "no such collection or index file", p)
+            _check_index_path(p)
         self.index = Index(*index_paths)
         if archive_dirs is None:
             archive_dirs = [os.path.join(os.path.dirname(index_dir_of(p)), "archive")

@@ -20,6 +20,7 @@ from ..capture.crawllog_revisits import ARCHIVED, UNRESOLVED, WRITTEN, CrawllogR
 from ..capture.log_duplicates import DuplicateStats, lines_of, read_duplicates
 from ..collection import Collection
 from ..durable import AtomicOutput
+from ..errors import ArchiveError
 from ..index.build import index_paths
 from ..index.cdx import IndexOptions
 from ..index.sort import LineSorter
@@ -64,8 +65,12 @@ def crawllog_revisits(args: Namespace) -> int:
     if os.path.exists(args.output) and not os.path.isdir(args.output):
         raise UsageError(f"-o {args.output}: exists and is not a directory")
     for log in args.logs:
+        if not os.path.exists(log):
+            raise FileNotFoundError(2, "no such crawl.log", log)
         if not os.path.isfile(log):
-            raise FileNotFoundError(2, "no such crawl.log" if not os.path.exists(log) else "not a file", log)
+            raise ArchiveError(f"{log}: not a file (give the crawl.log files)")
+        if os.path.getsize(log) == 0:
+            raise ArchiveError(f"{log}: empty, not a crawl.log")
     stats = DuplicateStats()
     dups = list(read_duplicates(args.logs, stats, skip_errors=args.skip_errors))
     with CrawllogRevisits(args.index, args.archive) as job:
