@@ -227,6 +227,7 @@ def test_bad_input_is_one_line(tmp_path, heritrix):
     bad.write_text((DATA / "crawl.log").read_text() + "not a crawl log line\n")
     r = run_cli("crawllog-revisits", bad, "--index", coll, "-o", out)
     assert r.returncode == 1 and "Traceback" not in r.stderr and f"{bad} line 9" in r.stderr
+    assert not list(out.glob("archive/*.warc*")) and not (out / "unresolved.crawl.log").exists()
     r = run_cli("crawllog-revisits", bad, "--index", coll, "-o", out, "--skip-errors", "--no-fsync")
     assert "1 bad lines skipped" in r.stderr and "Traceback" not in r.stderr
     empty = tmp_path / "empty"

@@ -3,9 +3,11 @@
 An archive that deduplicated before its crawler wrote revisit records (or
 whose crawler wrote nothing for a duplicate: Heritrix's ``duplicate:digest``
 without a record, warchive's ``--dedup skip``) keeps those captures only as
-crawl.log lines. ``CrawllogRevisits(index_paths).run(logs, out)`` finds each
+crawl.log lines. ``CrawllogRevisits(index_paths)``, with
+``job.write(job.outcomes(read_duplicates(logs)), out_dir)``, finds each
 duplicate's original in the collection's index by payload digest and writes
-one identical-payload-digest revisit per duplicate (docs/cli.md,
+one identical-payload-digest revisit per duplicate, streaming: only the
+lines whose original is at another URL wait, for one pass over the index (docs/cli.md,
 "crawllog-revisits", is the user's account):
 
 1. the line is a duplicate (warchive.capture.log_duplicates says which);
@@ -35,7 +37,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set
 
 from ..errors import ArchiveError
 from ..index.query import Capture, Index, QueryError, parse_line
@@ -153,29 +155,34 @@ class CrawllogRevisits:
         self.close()
 
     # -- finding originals
-    def resolve(self, dups: Iterable[Duplicate]) -> List[Outcome]:
-        """An Outcome per duplicate, in order: ARCHIVED, UNRESOLVED (with the reason), or
-        with its ``original`` (status WRITTEN once written)."""
-        outcomes: List[Outcome] = []
+    def outcomes(self, dups: Iterable[Duplicate]) -> Iterator[Outcome]:
+        """An Outcome per duplicate: ARCHIVED, UNRESOLVED (with the reason), or WRITTEN with its
+        ``original`` (to be written). Those the line's own URL decides come at once, in order;
+        the others after one pass over the index (so only they are held in memory)."""
         pending: List[Outcome] = []
         for d in dups:
             o = self._same_url(d)
-            outcomes.append(o)
             if o.status == UNRESOLVED and o.reason == "":
                 pending.append(o)
-        if pending:
-            by_digest = self._scan({o.dup.digest for o in pending if o.dup.digest is not None})
-            for o in pending:
-                d = o.dup
-                found = by_digest.get(d.digest) if d.digest is not None else None
-                ref = self._first_ref(_pick(found or [], d.timestamp, d.origin_file, d.origin_offset),
-                                      d, "other URL")
-                if ref is not None:
-                    o.original, o.status = ref, WRITTEN
-                else:
-                    o.reason = (f"no capture with payload digest {d.digest} in the index (same URL or any "
-                                f"other, {self.scanned_lines} index lines read)")
-        return outcomes
+            else:
+                yield o
+        if not pending:
+            return
+        by_digest = self._scan({o.dup.digest for o in pending if o.dup.digest is not None})
+        for o in pending:
+            d = o.dup
+            found = by_digest.get(d.digest) if d.digest is not None else None
+            ref = self._first_ref(_pick(found or [], d.timestamp, d.origin_file, d.origin_offset), d, "other URL")
+            if ref is not None:
+                o.original, o.status = ref, WRITTEN
+            else:
+                o.reason = (f"no capture with payload digest {d.digest} in the index (same URL or any "
+                            f"other, {self.scanned_lines} index lines read)")
+            yield o
+
+    def resolve(self, dups: Iterable[Duplicate]) -> List[Outcome]:
+        """``outcomes(dups)`` as a list."""
+        return list(self.outcomes(dups))
 
     def _same_url(self, d: Duplicate) -> Outcome:
         """The outcome decided by the captures of the line's own URL; UNRESOLVED with no reason
@@ -263,27 +270,36 @@ class CrawllogRevisits:
         return None
 
     # -- writing
-    def write(self, outcomes: Sequence[Outcome], directory: str, *, prefix: str = "REVISITS",
+    def write(self, outcomes: Iterable[Outcome], directory: str, *, prefix: str = "REVISITS",
               version: str = "1.1", max_size: int = DEFAULT_MAX_SIZE, fsync: bool = True,
-              logs: Sequence[str] = ()) -> List[str]:
-        """Write the revisit of every WRITTEN outcome into WARC files in ``directory``; the paths
-        of the files written (none when there is nothing to write)."""
-        todo = [o for o in outcomes if o.status == WRITTEN and o.original is not None]
-        if not todo:
-            return []
+              logs: Sequence[str] = (), on_outcome: Optional[Callable[[Outcome], Any]] = None) -> List[str]:
+        """Write the revisit of every WRITTEN outcome into WARC files in ``directory`` (opened at
+        the first), calling ``on_outcome`` with each outcome once done with it; the paths of the
+        files written (none when there was nothing to write). When it raises (a bad crawl.log
+        line, a full disk), the files it wrote are removed."""
         info = {"description": "identical-payload-digest revisits made from crawl.log duplicate lines "
                                "(warchive crawllog-revisits)",
                 "crawl-log": [os.path.basename(p) for p in logs]}
-        with WarcWriter(directory, prefix, version=version, max_size=max_size, warcinfo=info, fsync=fsync) as w:
-            for o in todo:
+        w: Optional[WarcWriter] = None
+        try:
+            for o in outcomes:
                 ref, d = o.original, o.dup
-                assert ref is not None and d.digest is not None
-                o.written = w.write_revisit(
-                    d.entry.uri, None, payload_digest=d.digest.label, refers_to=ref.record_id,
-                    refers_to_uri=ref.url, refers_to_date=ref.date, profile="identical-payload-digest",
-                    date=_utc(d.when))
-            return w.close()
-
+                if o.status == WRITTEN and ref is not None and d.digest is not None:
+                    if w is None:
+                        w = WarcWriter(directory, prefix, version=version, max_size=max_size, warcinfo=info,
+                                       fsync=fsync)
+                    o.written = w.write_revisit(
+                        d.entry.uri, None, payload_digest=d.digest.label, refers_to=ref.record_id,
+                        refers_to_uri=ref.url, refers_to_date=ref.date, profile="identical-payload-digest",
+                        date=_utc(d.when))
+                if on_outcome is not None:
+                    on_outcome(o)
+        except BaseException:
+            # a failed run leaves no WARC: unindexed, its revisits would be written again by the next run
+            for path in (w.close() if w is not None else []):
+                os.unlink(path)
+            raise
+        return w.close() if w is not None else []
 
 def _utc(t: datetime) -> datetime:
     return t.astimezone(timezone.utc)

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from argparse import ArgumentParser, Namespace
-from typing import List, Sequence
+from typing import Optional, Sequence
 
 from ..capture.crawllog_revisits import ARCHIVED, UNRESOLVED, WRITTEN, CrawllogRevisits, Outcome
 from ..capture.log_duplicates import DuplicateStats, lines_of, read_duplicates
@@ -72,21 +72,23 @@ def crawllog_revisits(args: Namespace) -> int:
         if os.path.getsize(log) == 0:
             raise ArchiveError(f"{log}: empty, not a crawl.log")
     stats = DuplicateStats()
-    dups = list(read_duplicates(args.logs, stats, skip_errors=args.skip_errors))
-    with CrawllogRevisits(args.index, args.archive) as job:
-        outcomes = job.resolve(dups)
-        archive = os.path.join(args.output, "archive")
-        warcs = job.write(outcomes, archive, prefix=args.prefix, version=args.warc_version,
-                          max_size=args.max_size, fsync=not args.no_fsync, logs=args.logs)
+    tally = _Tally(args.output)
+    try:
+        with CrawllogRevisits(args.index, args.archive) as job:
+            archive = os.path.join(args.output, "archive")
+            warcs = job.write(job.outcomes(read_duplicates(args.logs, stats, skip_errors=args.skip_errors)),
+                              archive, prefix=args.prefix, version=args.warc_version, max_size=args.max_size,
+                              fsync=not args.no_fsync, logs=args.logs, on_outcome=tally.add)
+    except BaseException:
+        tally.abort()
+        raise
+    tally.finish()
     index = _index(warcs, args.output, archive) if warcs else None
-    unresolved = [o for o in outcomes if o.status == UNRESOLVED]
-    _list_unresolved(unresolved, args.output)
     if args.add and warcs:
         seg = Collection(args.index[0]).add(warcs)
         print(f"added to {args.index[0]}: {seg}", file=sys.stderr)
-    _summary(outcomes, stats, warcs, index, args.output)
-    return 1 if unresolved else 0
-
+    _summary(tally, stats, warcs, index, args.output)
+    return 1 if tally.counts[UNRESOLVED] else 0
 
 def _index(warcs: Sequence[str], out: str, archive: str) -> str:
     """The CDXJ index of the WARCs written, as OUT/indexes/revisits-<time>-<random>.cdxj (the
@@ -102,26 +104,45 @@ def _index(warcs: Sequence[str], out: str, archive: str) -> str:
     return path
 
 
-def _list_unresolved(unresolved: List[Outcome], out: str) -> None:
-    path = os.path.join(out, UNRESOLVED_NAME)
-    if not unresolved:
-        if os.path.exists(path):
-            os.unlink(path)     # it described an earlier run
-        return
-    for o in unresolved:
+class _Tally:
+    """Counts the outcomes; prints each unresolved line's reason and keeps the line as it was in
+    OUT/unresolved.crawl.log (published whole at the end, removed when a run leaves none)."""
+
+    def __init__(self, out: str) -> None:
+        self.out = out
+        self.path = os.path.join(out, UNRESOLVED_NAME)
+        self.counts = {WRITTEN: 0, ARCHIVED: 0, UNRESOLVED: 0}
+        self.other_url = 0
+        self._file: Optional[AtomicOutput] = None
+
+    def add(self, o: Outcome) -> None:
+        self.counts[o.status] += 1
+        if o.status == WRITTEN and o.original is not None and o.original.how != "same URL":
+            self.other_url += 1
+        if o.status != UNRESOLVED:
+            return
         print(f"{o.dup.where}: {o.dup.entry.uri}: not written: {o.reason}", file=sys.stderr)
-    os.makedirs(out, exist_ok=True)
-    with AtomicOutput(path) as f:
-        for line in lines_of([o.dup for o in unresolved]):
-            f.write(line.encode("utf-8", "surrogateescape"))
+        if self._file is None:
+            os.makedirs(self.out, exist_ok=True)
+            self._file = AtomicOutput(self.path)
+        self._file.write(lines_of([o.dup])[0].encode("utf-8", "surrogateescape"))
+
+    def finish(self) -> None:
+        if self._file is not None:
+            self._file.commit()
+        elif os.path.exists(self.path):
+            os.unlink(self.path)      # it described an earlier run
+
+    def abort(self) -> None:
+        if self._file is not None:
+            self._file.abort()
 
 
-def _summary(outcomes: List[Outcome], stats: DuplicateStats, warcs: Sequence[str], index: object, out: str) -> None:
-    n = {s: sum(1 for o in outcomes if o.status == s) for s in (WRITTEN, ARCHIVED, UNRESOLVED)}
-    other = sum(1 for o in outcomes if o.status == WRITTEN and o.original and o.original.how != "same URL")
+def _summary(tally: _Tally, stats: DuplicateStats, warcs: Sequence[str], index: object, out: str) -> None:
+    n = tally.counts
     bad = f", {stats.bad} bad lines skipped" if stats.bad else ""
     where = f" in {len(warcs)} WARC file(s), indexed in {index}" if warcs else ""
-    listed = f" (listed in {os.path.join(out, UNRESOLVED_NAME)})" if n[UNRESOLVED] else ""
+    listed = f" (listed in {tally.path})" if n[UNRESOLVED] else ""
     print(f"{stats.lines} lines, {stats.duplicates} duplicates{bad}: {n[WRITTEN]} revisits written "
-          f"({other} of an original at another URL){where}; {n[ARCHIVED]} already in the index; "
+          f"({tally.other_url} of an original at another URL){where}; {n[ARCHIVED]} already in the index; "
           f"{n[UNRESOLVED]} unresolved{listed}", file=sys.stderr)
