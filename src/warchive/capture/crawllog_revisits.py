@@ -101,12 +101,19 @@ def _pick(cands: Sequence[_Cand], ts: str, origin_file: Optional[str] = None,
           origin_offset: Optional[int] = None) -> List[_Cand]:
     """``cands`` in the order to try them: DeDuplicator's origin (file and offset, then file),
     then the latest at or before ``ts``, then the earliest after it."""
-    def rank(c: _Cand) -> Any:
-        named = origin_file is not None and os.path.basename(c.filename) == origin_file
-        exact = named and origin_offset is not None and c.offset == origin_offset
-        before = c.timestamp <= ts
-        return (not exact, not named, not before, _neg(c.timestamp) if before else c.timestamp)
-    return sorted(cands, key=rank)
+    if len(cands) <= 1:
+        return list(cands)
+    before = sorted((c for c in cands if c.timestamp <= ts), key=lambda c: c.timestamp, reverse=True)
+    after = sorted((c for c in cands if c.timestamp > ts), key=lambda c: c.timestamp)
+    by_time = before + after
+    if origin_file is None:
+        return by_time
+
+    def named(c: _Cand) -> int:
+        if os.path.basename(c.filename) != origin_file:
+            return 2
+        return 0 if origin_offset is not None and c.offset == origin_offset else 1
+    return sorted(by_time, key=named)     # stable: time order within each
 
 
 def _check_index_path(path: str) -> None:
@@ -124,10 +131,6 @@ def _check_index_path(path: str) -> None:
         parse_line(first)
     except QueryError as e:
         raise ArchiveError(f"{path}: not a CDX(J) index (line 1: {e})") from None
-
-
-def _neg(ts: str) -> str:
-    return "".join(chr(ord("9") - ord(ch) + ord("0")) if ch.isdigit() else ch for ch in ts)
 
 
 class CrawllogRevisits:

@@ -57,15 +57,15 @@ class Duplicate:
     origin_file: Optional[str] = None     # DeDuplicator's duplicate:"FILE,OFFSET[,TS]"
     origin_offset: Optional[int] = None
     origin_timestamp: Optional[str] = None
+    digest: Optional[Digest] = None       # the payload digest of field 10 (None when "-" or unreadable)
+
+    def __post_init__(self) -> None:
+        if self.digest is None:
+            self.digest = Digest.find(self.entry.digest)
 
     @property
     def where(self) -> str:
         return f"{self.path}:{self.lineno}"
-
-    @property
-    def digest(self) -> Optional[Digest]:
-        """The payload digest of field 10 (None when "-" or unreadable)."""
-        return Digest.find(self.entry.digest)
 
     @property
     def when(self) -> datetime:
