@@ -349,3 +349,29 @@ def test_pywb_replays_the_revisits_as_their_originals(heritrix, cdxj_indexer):
         ts = log[uri][8][:14]     # the revisit's own time, not its original's
         when = datetime.datetime.strptime(ts, "%Y%m%d%H%M%S").replace(tzinfo=datetime.timezone.utc)
         assert served.get("memento-datetime") == email.utils.format_datetime(when, usegmt=True), served
+
+
+def test_a_loose_index_file_with_and_without_the_archive(heritrix, cdxj_indexer):
+    """--index a CDXJ file (cdxj-indexer's): with --archive the originals' heads give
+    WARC-Refers-To and the exact date; without it the date is the index's timestamp."""
+    coll, out = heritrix
+    originals = sorted((coll / "archive").glob("*.warc.gz"))
+    run = cdxj_indexer(originals, [])
+    assert run.error is None, run.error
+    cdxj = out.parent / "originals.cdxj"
+    cdxj.write_bytes(b"".join(sorted(ln + b"\n" for ln in run.output.splitlines() if ln)))
+    dates = {u: d for u, d, _, _ in ORIGINALS}
+    for archive, out_dir in (([], out.parent / "bare"), (["--archive", coll / "archive"], out)):
+        r = run_cli("crawllog-revisits", DATA / "crawl.log", "--index", cdxj, *archive, "-o", out_dir, "--no-fsync")
+        assert r.returncode == 1, r.stderr
+        recs = revisit_records(out_dir)
+        assert sorted(h.get_header("WARC-Target-URI") for h, _ in recs) == sorted(RESOLVED)
+        for h, _ in recs:
+            orig = RESOLVED[h.get_header("WARC-Target-URI")][0]
+            assert h.get_header("WARC-Refers-To-Target-URI") == orig
+            assert h.get_header("WARC-Refers-To-Date") == dates[orig]     # whole seconds either way
+            assert (h.get_header("WARC-Refers-To") is not None) == bool(archive)
+        with CaptureLoader([str(cdxj), str(out_dir)], archive_paths=[str(coll / "archive"),
+                                                                     str(out_dir / "archive")]) as loader:
+            for uri, (orig_uri, payload) in RESOLVED.items():
+                assert loads_as(loader, uri, "20240102090010") == (orig_uri, payload)
