@@ -57,6 +57,8 @@ COMMANDS: Tuple[Command, ...] = (
     Command("robots", "robots", "check URLs against a robots.txt file (as Google reads it; --rfc: RFC 9309 strictly)"),
     Command("session", "session", "what a crawl session's journal says (tables)"),
     Command("dedup-index", "dedup", "build, extend and query the digest index of writer-side dedup"),
+    Command("crawllog-revisits", "crawllog", "write the revisit records of a crawl.log's duplicate lines "
+                                             "(originals found by digest in a collection)"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 
