@@ -38,10 +38,10 @@ import pytest
 
 import crawlkill
 from crawlkill import SAME_BODY, kill_site, seeds
+from test_crawler import segment_lines
 from testsite import DOMAIN
 from warchive.capture.crawler import CrawlConfig
 from warchive.capture.session import read_session
-from warchive.index.segment import Segment
 
 MIN_DELAY = 0.01
 CONCURRENCY = 3
@@ -145,17 +145,6 @@ def warc_records(coll: Path):
                 out.append((rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI"), status,
                             rec.rec_headers.get_header("WARC-Payload-Digest")))
     return out
-
-
-def segment_lines(coll: Path) -> List[bytes]:
-    lines = []
-    for p in sorted((coll / "indexes").glob("*.seg")):
-        s = Segment(str(p))
-        try:
-            lines.extend(bytes(x) for x in s.range(b"", None))
-        finally:
-            s.close()
-    return lines
 
 
 def check_case(case: Case, hits, expected: Set[Tuple[str, str]], cdxj_indexer) -> Dict[str, int]:
