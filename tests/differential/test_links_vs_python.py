@@ -20,6 +20,7 @@ from typing import List, Tuple
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 import links_py as old
 from warchive.capture import links as new
@@ -136,7 +137,7 @@ documents = st.lists(st.one_of(tags(), TEXT, st.lists(st.sampled_from(CSS), max_
     lambda c: "<style>" + "".join(c) + "</style>")), max_size=30).map("".join)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents, st.sampled_from(["http://ex.test/dir/page.html", "https://ex.test/", "http://ex.test"]))
 def test_generated_html(doc, base):
     want = triples(old.extract_html(doc, base))

@@ -11,6 +11,7 @@ import pickle
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from memlines import Lines
 from warchive.index.capture import ALIASES, Capture, MergeKey, Origin, QueryError, line_fields
@@ -65,7 +66,7 @@ def test_a_line_is_read_when_a_field_is_asked_for():
             read(c)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.one_of(st.dictionaries(st.text(max_size=5), st.one_of(st.text(max_size=8), st.integers(), st.none()), max_size=4)
                  .map(json.dumps),
                  st.text(alphabet='{}[]":, \t\n\rabc0129.-\\u', max_size=30).map(lambda t: "{" + t)))
@@ -255,7 +256,7 @@ def test_run_and_captures_give_one_result_type():
 
 # --------------------------------------------------------------------------- properties
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.one_of(st.text(alphabet="0123456789", min_size=14, max_size=14),
                  st.text(alphabet="0123456789 +-_x\u0661", max_size=16),
                  st.builds(lambda y, mo, d, h, mi, s: "%04d%02d%02d%02d%02d%02d" % (y, mo, d, h, mi, s),
@@ -300,7 +301,7 @@ def line_pairs(draw):
     return a, b" ".join([key, ts + extra, body])
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(line_pairs(), st.booleans())
 def test_merge_compares_as_the_json_text(pair, parsed):
     """MergeKey's shortcut on (urlkey, timestamp) agrees with R19's JSON comparison."""

@@ -102,6 +102,7 @@ def test_index_to_a_pipe_is_complete(tmp_path):
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from budget import examples
 
 INDEX_TOKENS = ["-o", "--output", "-11", "--cdx11", "--records", "--dir-root", "-p", "--post-append", "-s", "--sort",
                 "-j", "--jobs", "--verify", "--skip-errors", "-h", "--help", "--ver", "--out", "-j2", "--jobs=3",
@@ -125,7 +126,7 @@ def _argparse_view(argv):
     return view
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.lists(st.sampled_from(INDEX_TOKENS), max_size=9))
 def test_index_arguments_parse_as_argparse_parses_them(tail):
     import contextlib

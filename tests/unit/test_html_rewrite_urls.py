@@ -14,6 +14,7 @@ from urllib.parse import urljoin
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from archival_urls import PAGES, PREFIXES, archival_paths, target_urls
 from warchive._ext import html_rewrite as k
@@ -55,7 +56,7 @@ def setup(page: str, prefix: str, full, defmod=None):
     return rw, sr._kernel, sr._mods
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(archival_paths(), st.sampled_from(PAGES)), st.sampled_from(PREFIXES),
        st.one_of(ascii_refs, target_urls().filter(str.isascii)), st.integers(0, len(k.SLOTS) - 1), st.booleans(),
        st.sampled_from([None, "", "mp_", "if_"]))
@@ -114,7 +115,7 @@ def check_join(base: str, ref: str) -> bool:
     return True
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.sampled_from(BASES), join_refs)
 def test_join_is_urljoin(base, ref):
     check_join(base, ref)
@@ -137,7 +138,7 @@ REF_TEXT = ["&", "amp", "amp;", ";", "#", "x", "X", "3", "9", "0", "A", "f", "="
 ref_values = st.lists(st.sampled_from(REF_TEXT), max_size=16).map("".join)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.one_of(ref_values, st.text(max_size=40)))
 def test_decoder_is_unescape_attr(value):
     raw = value.encode("utf-8", "surrogatepass")

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from warchive.index.cdx import json_dumps
 from warchive.warc.digest import b32
@@ -42,7 +43,7 @@ numbers = st.one_of(st.integers(0, 10000), st.integers(0, 70), st.integers(990, 
                     st.sampled_from([0, 1, 2, 12, 13, 28, 29, 30, 31, 32, 59, 60, 999999, 1000000]))
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.lists(numbers, min_size=1, max_size=8), st.sampled_from(["-", "T", ":", " ", "Z", "."]), st.booleans())
 def test_timestamps_as_datetime_makes_them(parts, sep, zulu):
     date = sep.join(str(p) for p in parts) + ("Z" if zulu else "")
@@ -56,7 +57,7 @@ def test_timestamp_edges():
         assert _outcome(iso_date_to_timestamp, date) == _outcome(_by_datetime, date), date
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.integers(0, 10000), st.integers(0, 13), st.integers(0, 32), st.integers(0, 25), st.integers(0, 61),
        st.integers(0, 61), st.sampled_from(["{:04d}", "{:d}", "{:05d}"]))
 def test_warc_dates_as_writers_write_them(y, mo, d, h, mi, s, year_form):
@@ -82,7 +83,7 @@ def _latest_datetime(ts: str) -> datetime:
     return datetime(*out)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.one_of(st.text(alphabet="0123456789", min_size=14, max_size=14),
                  st.text(alphabet="0123456789 +-_x\u0661", max_size=16),
                  st.builds(lambda y, mo, d, h, mi, s: "%04d%02d%02d%02d%02d%02d" % (y, mo, d, h, mi, s),
@@ -99,7 +100,7 @@ def test_b32_is_base64_b32encode(data):
     assert b32(d) == base64.b32encode(d).decode("ascii")
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.dictionaries(st.text(), st.text(), max_size=8))
 def test_json_dumps_is_json_dumps(index):
     assert json_dumps(index) == json.dumps(index)

@@ -11,6 +11,7 @@ from urllib.parse import urljoin
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from warchive.capture.links import HtmlLinkExtractor, Link, extract_css, extract_html, extract_links
 
@@ -295,7 +296,7 @@ def test_same_links_as_html_parser(name, url):
 
 
 @pytest.mark.slow
-@settings(max_examples=20000, deadline=None)
+@settings(max_examples=examples(20000), deadline=None)
 @given(html_like, st.lists(st.integers(1, 40), min_size=1, max_size=30))
 def test_streaming_equals_whole_long(doc, cuts):
     """The long run of test_streaming_equals_whole (pytest -m slow)."""

@@ -12,6 +12,7 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from archival_urls import IDN, archival_paths, references
 from warchive.errors import ArchiveError
@@ -369,7 +370,7 @@ def _browser_resolve(base: str, ref: str) -> str:
     return urljoin(base, path + ref[q:])
 
 
-@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), suppress_health_check=[HealthCheck.too_slow])
 @given(references, st.sampled_from([PAGE, "20131010/http://example.com", "20131010/http://example.com/a/b/c/d/e.html",
                                "http://example.com/", "*/http://example.com/x*"]),
        st.sampled_from(["/coll/", "http://localhost:8080/coll/"]))
@@ -442,7 +443,7 @@ def _path_start_by_rule(url: str) -> int:
     return -1
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(alphabet="/?:a.\n%", max_size=12))
 def test_where_a_path_starts(url):
     m = _PATH_START.search(url)

@@ -32,6 +32,7 @@ from typing import List, Optional, Tuple
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from warchive.errors import IndexFormatError, UnsortedInputError, UnsupportedFormatError
 from warchive.index.segment import HAVE_ZSTD, Segment, SegmentWriter, build_segment, write_segment
@@ -43,7 +44,7 @@ MAGIC = b"\x89WASEG\r\n"
 
 FAST = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-SLOW = settings(max_examples=1500, deadline=None, derandomize=True,
+SLOW = settings(max_examples=examples(1500), deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
