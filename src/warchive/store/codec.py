@@ -30,7 +30,7 @@ from pyeclib.ec_iface import ECDriver, ECDriverError
 
 from ..errors import StoreError
 
-CODECS = ("isa_l_rs_cauchy", "isa_l_rs_vand", "liberasurecode_rs_vand")
+CODECS = ("isa_l_rs_cauchy", "isa_l_rs_vand")   # their fragments hold ceil(L/k) payload bytes; liberasurecode_rs_vand pads to words
 DEFAULT_CODEC = "isa_l_rs_cauchy"
 FRAGMENT_HASH = "blake3"
 MAX_FRAGMENTS = 32   # k + m: ISA-L's Reed-Solomon tables are built for at most 32
