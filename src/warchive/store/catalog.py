@@ -27,6 +27,8 @@ from .layout import LOCK_FILE, MANIFEST_SUFFIX, MANIFESTS, TMP_SUFFIX, chunk_pat
 from .jsonfile import read_capped
 from .manifest import MANIFEST_CAP, Manifest, parse_manifest
 
+MANIFEST_CACHE = 64
+
 
 class Store:
     """The store at directory ``root``."""
@@ -36,6 +38,7 @@ class Store:
         self.config: StoreConfig = load_config(root)
         self.codec = Codec(self.config.codec, self.config.k, self.config.m)
         self._problems: Optional[Dict[int, str]] = None
+        self._manifests: Dict[Tuple[str, int, int, int], Manifest] = {}
 
     @property
     def volumes(self) -> Tuple[str, ...]:
@@ -74,12 +77,22 @@ class Store:
         return out
 
     def read_manifest(self, path: str, name: str) -> Manifest:
-        """The manifest at ``path`` of ``name``, checked against this store's volumes."""
+        """The manifest at ``path`` of ``name``, checked against this store's volumes. Parsed
+        manifests are kept (``MANIFEST_CACHE`` of them) while their file is the same (inode, size,
+        mtime): a manifest with a record table of 45,000 records takes 0.4 s to parse."""
+        st = os.stat(path)
+        key = (path, st.st_ino, st.st_size, st.st_mtime_ns)
+        got = self._manifests.get(key)
+        if got is not None:
+            return got
         man = parse_manifest(read_capped(path, MANIFEST_CAP, "manifest"), path, name)
         for c in man.chunks:
             if c.volume >= len(self.volumes):
                 raise StoreError(path, None, f"manifest: chunk {c.index} on volume {c.volume}, and the store has "
                                  f"{len(self.volumes)}")
+        if len(self._manifests) >= MANIFEST_CACHE:
+            self._manifests.pop(next(iter(self._manifests)))
+        self._manifests[key] = man
         return man
 
     def find_manifest(self, name: str) -> Optional[Manifest]:

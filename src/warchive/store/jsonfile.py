@@ -4,7 +4,7 @@ strict parser that names the file and what is wrong.
 Canonical form: ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)``
 and a newline, so equal content is equal bytes on every volume and a copy can be compared by
 bytes. Parsing refuses what the writer never writes: duplicate keys, floats, NaN and Infinity,
-integers of more than 30 digits, anything not in canonical form. The ``require_*`` helpers check
+integers of more than 4300 digits (Python's limit), anything not in canonical form. The ``require_*`` helpers check
 one field each and raise StoreError(path, None, "FIELD must be ...").
 """
 
@@ -17,7 +17,6 @@ from typing import Any, Dict, List, NoReturn, Optional
 from ..errors import StoreError
 
 HEX64 = re.compile(r"[0-9a-f]{64}\Z")
-INT_DIGITS = 30
 
 
 def canonical(value: Any) -> bytes:
@@ -39,12 +38,6 @@ def _no_float(s: str) -> NoReturn:
     raise ValueError(f"a number with a fraction or exponent ({s[:20]}) where integers are expected")
 
 
-def _int(s: str) -> int:
-    if len(s.lstrip("-")) > INT_DIGITS:
-        raise ValueError(f"an integer of {len(s)} digits")
-    return int(s)
-
-
 def _no_constant(s: str) -> NoReturn:
     raise ValueError(f"{s} is not JSON a store writes")
 
@@ -56,7 +49,7 @@ def parse(data: bytes, path: str, what: str) -> Dict[str, Any]:
     except UnicodeDecodeError as e:
         raise StoreError(path, e.start, f"{what}: a byte that is not ASCII") from None
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_no_float, parse_int=_int,
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_no_float,
                            parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         raise StoreError(path, e.pos, f"{what}: not JSON ({e.msg})") from None

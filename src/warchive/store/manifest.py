@@ -215,19 +215,32 @@ def _stripe(s: Any, n: int, path: str, i: int) -> Tuple[str, ...]:
 
 def _records(raw: List[Any], size: int, path: str) -> Tuple[RecordEntry, ...]:
     out = []
-    last = -1
-    for i, r in enumerate(raw):
-        where = f"manifest.records[{i}]"
-        if not isinstance(r, list) or len(r) != 4:
-            raise StoreError(path, None, f"{where} must be [offset, length, record id, block digest]")
-        off = require_int(r[0], 0, max(size - 1, 0), path, f"{where} offset")
-        if off < last:   # equal: records of one multi-record gzip member share its offset
-            raise StoreError(path, None, f"{where} offset {off} is before the previous record's")
-        last = off
-        length = None if r[1] is None else require_int(r[1], 1, size - off, path, f"{where} length")
-        rid, digest = r[2], r[3]
-        for v, what, cap in ((rid, "record id", ID_MAX), (digest, "block digest", DIGEST_MAX)):
-            if v is not None and (not isinstance(v, str) or len(v) > cap):
-                raise StoreError(path, None, f"{where} {what} must be null or a string of at most {cap}")
-        out.append(RecordEntry(off, length, rid, digest))
+    last = 0
+    for i, r in enumerate(raw):   # the plain checks first: a manifest holds tens of thousands of records
+        if type(r) is list and len(r) == 4:
+            off, length, rid, digest = r
+            if type(off) is int and last <= off < max(size, 1) \
+                    and (length is None or (type(length) is int and 0 < length <= size - off)) \
+                    and (rid is None or (type(rid) is str and len(rid) <= ID_MAX)) \
+                    and (digest is None or (type(digest) is str and len(digest) <= DIGEST_MAX)):
+                last = off
+                out.append(RecordEntry(off, length, rid, digest))
+                continue
+        _record_problem(r, i, size, last, path)
     return tuple(out)
+
+
+def _record_problem(r: Any, i: int, size: int, last: int, path: str) -> None:
+    """Raise the StoreError that says what is wrong with record ``r``."""
+    where = f"manifest.records[{i}]"
+    if not isinstance(r, list) or len(r) != 4:
+        raise StoreError(path, None, f"{where} must be [offset, length, record id, block digest]")
+    off = require_int(r[0], 0, max(size - 1, 0), path, f"{where} offset")
+    if off < last:   # equal: records of one multi-record gzip member share its offset
+        raise StoreError(path, None, f"{where} offset {off} is before the previous record's")
+    if r[1] is not None:
+        require_int(r[1], 1, size - off, path, f"{where} length")
+    for v, what, cap in ((r[2], "record id", ID_MAX), (r[3], "block digest", DIGEST_MAX)):
+        if v is not None and (not isinstance(v, str) or len(v) > cap):
+            raise StoreError(path, None, f"{where} {what} must be null or a string of at most {cap}")
+    raise StoreError(path, None, f"{where} is not a record entry")
