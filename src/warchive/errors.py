@@ -138,3 +138,9 @@ class SessionLockedError(ArchiveError):
 
     def __reduce__(self):
         return (type(self), (self.path, self.pid))
+
+
+class StoreError(FileError):
+    """Something is wrong with the durable store at ``path`` (its store.json, a manifest, a chunk
+    file, or a stored name): a directory that is not a store, a manifest that does not parse, a
+    stripe with fewer than k good fragments, a name already stored with other bytes, ..."""

@@ -77,7 +77,7 @@ def test_every_command_and_option_has_help():
         for a in sp._actions:
             if a.dest in ("help",) or a.help == "==SUPPRESS==":
                 continue
-            if a.dest in ("session_command", "dedup_command"):
+            if a.dest in ("session_command", "dedup_command", "store_command"):
                 for action_name, action_parser in a.choices.items():
                     for b in action_parser._actions:
                         assert b.help, (name, action_name, b.dest)

@@ -5,7 +5,7 @@ warchive.cli.commands (the registry: every command, its help and its module)
 and the modules it names, one per command or group of commands: index,
 indexes (sort, merge, build, zipnum, record-index), collection (add,
 compact), access (cdx, lookup, load), serve, extract, warcs (check,
-recompress, recover), crawl, robots, session, dedup (dedup-index). docs/cli.md documents
+recompress, recover), crawl, robots, session, dedup (dedup-index), store. docs/cli.md documents
 every command.
 
 This module is the one place where start-up is tuned, for `warchive index`

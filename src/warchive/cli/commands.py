@@ -59,6 +59,8 @@ COMMANDS: Tuple[Command, ...] = (
     Command("dedup-index", "dedup", "build, extend and query the digest index of writer-side dedup"),
     Command("crawllog-revisits", "crawllog", "write the revisit records of a crawl.log's duplicate lines "
                                              "(originals found by digest in a collection)"),
+    Command("store", "store", "the durable store: WARC/ARC files erasure-coded over volumes (init, put, get, "
+                              "ls, stat, rm)"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 
