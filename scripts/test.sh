@@ -7,7 +7,15 @@ bash scripts/setup.sh test  # "test" also apt-installs chromium and pip-installs
 export WARCHIVE_REQUIRE_BROWSER=1   # so the browser tests fail here instead of skipping
 bash scripts/setup_pywb.sh   # pywb 2.10 in .venv-pywb: the CDX API oracle (tests/pywb_oracle.py)
 .venv/bin/python -m mypy
-.venv/bin/python -m pytest -q "$@"
+if [ $# -eq 0 ]; then
+  # Two workers (CI's machines have two cores, and most tests wait on subprocesses, servers or
+  # kernels), each file's tests on one worker so its module fixtures are built once; then the
+  # browser tests alone, since chromium wants both cores.
+  .venv/bin/python -m pytest -q -n 2 --dist loadfile --ignore=tests/e2e
+  .venv/bin/python -m pytest -q tests/e2e
+else
+  .venv/bin/python -m pytest -q "$@"
+fi
 
 # The kernels must also work where neither ISA-L nor libdeflate exists (zlib alone):
 # build that variant and run the reader and indexer tests against it.
