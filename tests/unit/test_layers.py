@@ -2,7 +2,7 @@
 import cycle, and no module grows past 700 lines without saying why in its docstring.
 
     errors, durable, sortedfile, timestamps, surt, _ext, htmltext  <  warc  <  index  <  collection
-        <  capture, replay (siblings: neither imports the other)  <  cli
+        <  capture, replay (siblings: neither imports the other), distributed  <  cli
 """
 
 import ast
@@ -17,7 +17,8 @@ LAYERS = {
     "warchive": 0, "warchive.errors": 0, "warchive.durable": 1, "warchive.sortedfile": 0,
     "warchive.timestamps": 0, "warchive.surt": 1, "warchive._ext": 0, "warchive.htmltext": 0,
     "warchive.warc": 2, "warchive.index": 3, "warchive.collection": 4,
-    "warchive.capture": 5, "warchive.replay": 5, "warchive.cli": 6, "warchive.__main__": 7,
+    "warchive.capture": 5, "warchive.replay": 5, "warchive.distributed": 5, "warchive.cli": 6,
+    "warchive.__main__": 7,
 }
 SIBLINGS = {("warchive.capture", "warchive.replay"), ("warchive.replay", "warchive.capture")}
 LONG_OK = "long because"   # a module over 700 lines says why in its docstring: "It is long because ..."
