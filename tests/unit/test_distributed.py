@@ -30,7 +30,7 @@ SHARED = Path("/work/shared/fixtures")
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -84,7 +84,7 @@ def _check_all(client, inputs, opts, tmp: Path, ranges):
     assert lines >= 5
     out = tmp / "out"
     out.mkdir()
-    kw = dict(options=opts, ranges=ranges, scratch=str(tmp / "scratch"), keep_scratch=True)
+    kw = dict(options=opts, ranges=ranges, scratch=str(tmp / "scratch"), keep_scratch=True, map_piece=1 << 20)
     s = dindex(inputs, str(out / "x.cdxj"), client, **kw)
     assert (out / "x.cdxj").read_bytes() == cdxj.read_bytes()
     assert s["ranges"] == ranges and sum(s["range_lines"]) == lines
@@ -139,19 +139,25 @@ def _pids(client):
     return client.run(os.getpid)
 
 
-def _big_inputs():
-    return [str(WGET / "docs-python-3.11.warc.gz"), str(WGET / "docs-python-3.11-recrawl.warc.gz")]
+def _big_inputs(d: Path):
+    """Six names (symbolic links) of the larger Wget crawl, and the recrawl: as many map tasks."""
+    d.mkdir()
+    out = []
+    for i in range(6):
+        (d / f"crawl{i}.warc.gz").symlink_to(WGET / "docs-python-3.11.warc.gz")
+        out.append(str(d / f"crawl{i}.warc.gz"))
+    return out + [str(WGET / "docs-python-3.11-recrawl.warc.gz")]
 
 
 def test_a_worker_killed_mid_task_is_recovered_from(client, tmp_path):
-    inputs = _big_inputs()
+    inputs = _big_inputs(tmp_path / "in")[:2]
     ref = _reference(inputs, IndexOptions(), tmp_path / "r")
     before = _pids(client)
     result = {}
 
     def run():
         result["s"] = dindex(inputs, str(tmp_path / "x.seg"), client, kind="segment", ranges=4,
-                             segment_options={"block_bytes": 2000})
+                             segment_options={"block_bytes": 2000}, map_piece=1 << 20)
     t = threading.Thread(target=run)
     t.start()
     victim = None
@@ -173,7 +179,7 @@ def test_a_worker_killed_mid_task_is_recovered_from(client, tmp_path):
 
 
 def test_a_rerun_after_the_client_is_killed_reuses_finished_tasks(client, tmp_path):
-    inputs = _big_inputs()
+    inputs = _big_inputs(tmp_path / "in")
     ref = _reference(inputs, IndexOptions(), tmp_path / "r")
     scratch = tmp_path / "scratch"
     out = tmp_path / "x.cdxj"

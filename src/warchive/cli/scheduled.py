@@ -31,7 +31,7 @@ def _cluster(address: str) -> Tuple[Client, Optional[LocalCluster]]:
             raise UsageError(f"--scheduler {address}: N must be a number of worker processes") from None
         if n < 1:
             raise UsageError("--scheduler local:N needs N >= 1")
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
         return Client(cluster), cluster
     return Client(address), None
 

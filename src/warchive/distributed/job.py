@@ -44,7 +44,7 @@ from ..index.zipnum import DEFAULT_LINES_PER_BLOCK
 from . import manifest
 from .assemble import concat_parts, join_segments, join_zipnum
 from .blocks import block_spans
-from .plan import OPTION_NAMES, choose_splits, input_identity, map_specs, sample_file
+from .plan import MAP_PIECE, OPTION_NAMES, choose_splits, input_identity, map_specs, sample_file
 from .progress import Display
 from .runs import map_task, run_name
 from .shards import lengths_name, merge_task, part_name, segment_task, zipnum_task
@@ -91,7 +91,7 @@ class _Job:
 
 
 def _plan(job: _Job, paths: List[str], names: List[str], options: Dict[str, Any], opts: IndexOptions,
-          ranges: Optional[int], target: int, jobs: int) -> Dict[str, Any]:
+          ranges: Optional[int], target: int, jobs: int, map_piece: int) -> Dict[str, Any]:
     path = os.path.join(job.dir, "plan.json")
     m = manifest.reusable(path, job.plan_id)
     if m is not None:
@@ -100,7 +100,7 @@ def _plan(job: _Job, paths: List[str], names: List[str], options: Dict[str, Any]
                enumerate(zip(paths, names))]
     samples = job.gather("sample", futures)
     splits, estimate = choose_splits(samples, ranges, target)
-    specs = map_specs(paths, opts, jobs)
+    specs = map_specs(paths, opts, jobs, map_piece)
     for i, s in enumerate(specs):
         s["name"] = f"m{i:05d}"
     body = {"splits": [base64.b64encode(x).decode() for x in splits], "maps": specs, "estimate": estimate,
@@ -164,12 +164,13 @@ def index(inputs: Sequence[str], out: str, client: Optional[Client] = None, *, k
           target_bytes: int = DEFAULT_TARGET_BYTES, scratch: Optional[str] = None, keep_scratch: bool = False,
           segment_options: Optional[Dict[str, Any]] = None, zipnum_lines: int = DEFAULT_LINES_PER_BLOCK,
           zipnum_parts: int = 1, zipnum_compressor: str = "zlib", zipnum_level: Optional[int] = None,
-          display: Optional[Display] = None) -> Dict[str, Any]:
+          map_piece: int = MAP_PIECE, display: Optional[Display] = None) -> Dict[str, Any]:
     """Index `inputs` (files and directories every worker can read) on the Dask cluster of `client`
     (None: a LocalCluster of this machine's cores) into `out`: with kind "cdxj" the file
     `warchive index --sort` writes, "segment" the segment `warchive build` writes of it,
     "zipnum" the cluster `warchive zipnum` writes of it (`out` a directory or prefix).
-    `ranges` key ranges (None: enough for about `target_bytes` of lines each). Returns the
+    `ranges` key ranges (None: enough for about `target_bytes` of lines each); map tasks of at
+    least `map_piece` bytes (but a file's last: large files are cut). Returns the
     summary: counts, per-stage seconds, bytes shuffled and written, the ranges' sizes and skew,
     tasks planned and run per stage."""
     if kind not in KINDS:
@@ -179,12 +180,12 @@ def index(inputs: Sequence[str], out: str, client: Optional[Client] = None, *, k
     own_cluster = None
     if client is None:
         own_cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   dashboard_address=":0")
         client = Client(own_cluster)
     try:
         return _index(inputs, out, client, kind, opts, ranges, target_bytes, scratch, keep_scratch,
                       segment_options or {}, zipnum_lines, zipnum_parts, zipnum_compressor, zipnum_level,
-                      display or Display(), t0)
+                      map_piece, display or Display(), t0)
     finally:
         if own_cluster is not None:
             client.close()
@@ -193,7 +194,7 @@ def index(inputs: Sequence[str], out: str, client: Optional[Client] = None, *, k
 
 def _index(inputs: Sequence[str], out: str, client: Client, kind: str, opts: IndexOptions,
            ranges: Optional[int], target: int, scratch: Optional[str], keep: bool, seg_opts: Dict[str, Any],
-           zlines: int, zparts: int, zcomp: str, zlevel: Optional[int], display: Display,
+           zlines: int, zparts: int, zcomp: str, zlevel: Optional[int], map_piece: int, display: Display,
            t0: float) -> Dict[str, Any]:
     for p in inputs:
         if not os.path.exists(p):
@@ -204,14 +205,14 @@ def _index(inputs: Sequence[str], out: str, client: Client, kind: str, opts: Ind
     options = _options_json(opts)
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     scratch = os.path.abspath(scratch or out.rstrip(os.sep) + ".warchive-scratch")
-    plan_id = manifest.digest("plan", [input_identity(p) for p in paths], names, options, ranges, target)
+    plan_id = manifest.digest("plan", [input_identity(p) for p in paths], names, options, ranges, target, map_piece)
     plan_dir = os.path.join(scratch, plan_id[:16])
     os.makedirs(plan_dir, exist_ok=True)
     job = _Job(client, plan_dir, plan_id, opts.report, display)
 
     t = time.monotonic()
     display.stage("sample")
-    plan = _plan(job, paths, names, options, opts, ranges, target, 2 * workers)
+    plan = _plan(job, paths, names, options, opts, ranges, target, 2 * workers, map_piece)
     splits = [base64.b64decode(x) for x in plan["splits"]]
     job.stages["sample"] = time.monotonic() - t
 

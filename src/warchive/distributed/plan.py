@@ -34,6 +34,7 @@ SAMPLE_FRACTION = 1 / 64      # of each file's bytes, spread over its windows
 SAMPLE_WINDOWS = 16
 SAMPLE_MIN_WINDOW = 256 << 10
 SMALL_FILE = 4 << 20          # indexed whole when sampled
+MAP_PIECE = 16 << 20          # the smallest byte range of a map task (but a file's last)
 
 OPTION_NAMES = ("cdx11", "records", "post_append", "verify", "skip_errors", "dir_root", "strict", "surt_options")
 
@@ -133,11 +134,18 @@ def choose_splits(samples: Sequence[Dict[str, Any]], ranges: Optional[int], targ
     return splits, total
 
 
-def map_specs(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Dict[str, Any]]:
+def map_specs(inputs: Sequence[str], opts: IndexOptions, jobs: int, min_piece: int = MAP_PIECE) -> List[Dict[str, Any]]:
     """The map tasks, in input order, as JSON: whole files, and with jobs > 1 large gzip files
-    with `sl` members cut into byte ranges (warchive.index.build.plan)."""
-    out = []
+    with `sl` members cut into byte ranges (warchive.index.build.plan), joined up to at least
+    min_piece bytes each."""
+    out: List[Dict[str, Any]] = []
     for t in range_plan(inputs, opts, jobs):
-        out.append({"path": os.path.abspath(t.path), "filename": t.filename, "start": t.start, "stop": t.stop,
+        path = os.path.abspath(t.path)
+        last = out[-1] if out else None
+        if last is not None and last["path"] == path and last["cost"] < min_piece and t.find:
+            last["stop"] = t.stop   # a Dask task costs milliseconds: ranges below min_piece go together
+            last["cost"] += t.cost
+            continue
+        out.append({"path": path, "filename": t.filename, "start": t.start, "stop": t.stop,
                     "header": t.header, "find": t.find, "cost": t.cost})
     return out
