@@ -2,4 +2,5 @@
 
 from .cli import run
 
-run()
+if __name__ == "__main__":   # not when a spawned process (a Dask worker of --scheduler local) imports it
+    run()

@@ -55,7 +55,9 @@ def index_args(argv: List[str]) -> Optional[IndexArgs]:
         return None
     a: Dict[str, Union[str, int, bool, None, List[str]]] = dict(
         command="index", inputs=[], output=None, cdx11=False, records=None, dir_root=None, post_append=False,
-        sort=False, jobs=1, verify=False, skip_errors=False, strict=False, fields=None, surt_options=None)
+        sort=False, jobs=1, verify=False, skip_errors=False, strict=False, scheduler=None, build=False, zipnum=False,
+        lines=3000, parts=1, ranges=None, target_size=None, scratch=None, keep_scratch=False, fields=None,
+        surt_options=None)
     inputs: List[str] = []
     closed = False   # an option came after the inputs: argparse takes one run of them only
     k = 1

@@ -51,6 +51,21 @@ def index_arguments(p: ArgumentParser) -> None:
                         "warcio index -f writes it: offset, length, filename, http:status, http:HEADER "
                         "(an HTTP header), WARC-HEADER (a WARC header), comma-separated; '-' reads "
                         "standard input")
+    g = p.add_argument_group("on a Dask cluster (docs/cli.md, \"warchive index --scheduler\")")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="index on the Dask scheduler at ADDRESS (tcp://host:8786), "
+                   "or on a new cluster of N worker processes here (local[:N]); the output is sorted, as with --sort")
+    g.add_argument("--build", action="store_true", help="with --scheduler: write the index segment `warchive build` "
+                   "writes of the sorted output")
+    g.add_argument("--zipnum", action="store_true", help="with --scheduler: write the ZipNum cluster `warchive "
+                   "zipnum` writes of the sorted output (OUT: a directory or prefix)")
+    g.add_argument("--lines", type=int, default=3000, metavar="N", help="with --zipnum: lines per block (default 3000)")
+    g.add_argument("--parts", type=int, default=1, metavar="N", help="with --zipnum: shard files (default 1)")
+    g.add_argument("--ranges", type=int, metavar="N", help="with --scheduler: N key ranges (default: one per "
+                   "--target-size of index lines)")
+    g.add_argument("--target-size", metavar="SIZE", help="with --scheduler: index lines per key range (default 256M)")
+    g.add_argument("--scratch", metavar="DIR", help="with --scheduler: where the runs and parts go, on storage every "
+                   "worker sees (default OUT.warchive-scratch); a rerun after a crash reuses what is finished there")
+    g.add_argument("--keep-scratch", action="store_true", help="with --scheduler: keep the scratch directory")
     p.add_argument("--surt-options", metavar="OPTS",
                    help="make the keys with these options of the surt package, comma-separated, each NAME "
                         "(true) or NAME=false; with_scheme,trailing_comma,host_massage=false gives Heritrix's "
@@ -81,6 +96,14 @@ def index(args: Any) -> int:
     opts = IndexOptions(cdx11=args.cdx11, records=records, post_append=args.post_append, verify=args.verify,
                         skip_errors=args.skip_errors, dir_root=args.dir_root, strict=args.strict,
                         surt_options=surt_options or None)
+    if getattr(args, "scheduler", None):
+        # imported only here: Dask distributed takes 1.2-1.6 s to import (warchive.cli.scheduled)
+        from . import scheduled
+
+        return scheduled.run(args, opts)
+    for attr, option in _ONLY_SCHEDULED:
+        if getattr(args, attr, None):
+            raise UsageError(f"{option} needs --scheduler (on one machine: warchive build / warchive zipnum)")
     jobs = max(1, args.jobs)
     if jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
         one_malloc_arena()
@@ -97,6 +120,9 @@ def index(args: Any) -> int:
             return 1  # not one record could be read
     return 0
 
+
+_ONLY_SCHEDULED = (("build", "--build"), ("zipnum", "--zipnum"), ("ranges", "--ranges"),
+                   ("target_size", "--target-size"), ("scratch", "--scratch"), ("keep_scratch", "--keep-scratch"))
 
 _NOT_WITH_FIELDS = (("cdx11", "--cdx11"), ("post_append", "--post-append"), ("sort", "--sort"),
                     ("surt_options", "--surt-options"))   # --fields writes no keys

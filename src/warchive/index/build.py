@@ -81,7 +81,7 @@ def find_member(r: Reader, pos: int, limit: int) -> Optional[int]:
     return None
 
 
-def _splittable(path: str) -> bool:
+def splittable(path: str) -> bool:
     """A gzip file whose first member carries `sl` (Wget's, ours): it can be cut into ranges."""
     try:
         r = Reader(path, window=FIND_WINDOW)
@@ -334,7 +334,7 @@ def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
     for path, size in zip(paths, sizes):
         name = display_name(path, opts.dir_root)
         cuts = [0]
-        if jobs > 1 and not opts.post_append and size >= 2 * FILE_TAIL and _splittable(path):
+        if jobs > 1 and not opts.post_append and size >= 2 * FILE_TAIL and splittable(path):
             tail = size - FILE_TAIL   # the file's last range, taken first (see _dispatch_order)
             pos = 0
             while True:

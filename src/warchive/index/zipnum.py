@@ -50,8 +50,8 @@ DEFAULT_LINES_PER_BLOCK = 3000
 DEFAULT_COMPRESSLEVEL = 6        # what Common Crawl's and the Internet Archive's writers use
 HEADER_PREFIX = b" CDX "
 
-__all__ = ["Block", "ZipNumIndex", "ZipNumCluster", "write_zipnum", "summary_key",
-           "DEFAULT_LINES_PER_BLOCK"]
+__all__ = ["Block", "ZipNumIndex", "ZipNumCluster", "write_zipnum", "summary_key", "cluster_paths",
+           "block_compressor", "DEFAULT_LINES_PER_BLOCK"]
 
 
 class Block(NamedTuple):
@@ -440,7 +440,7 @@ class ZipNumCluster(NamedTuple):
     blocks: int
 
 
-def _names(out: PathLike) -> Tuple[str, str, str, str]:
+def cluster_paths(out: PathLike) -> Tuple[str, str, str, str]:
     """(directory, idx path, loc path, part name pattern) for an output directory or prefix."""
     out_s = os.fspath(out)
     if os.path.isdir(out_s) or out_s.endswith(os.sep):
@@ -532,7 +532,7 @@ def _blocks_of(batches: Iterator[Batch], n: int, name: str) -> Iterator[List[byt
         yield pending
 
 
-def _compressor(name: str, level: Optional[int]) -> Callable[[List[bytes]], bytes]:
+def block_compressor(name: str, level: Optional[int]) -> Callable[[List[bytes]], bytes]:
     """One gzip member per block. "zlib" at level 6 makes Common Crawl's bytes (header with
     mtime 0, as zlib writes it); "isal" (ISA-L, levels 0-3, default 2) is about 10x faster
     for about 9% more bytes."""
@@ -566,7 +566,7 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
         raise ValueError("lines_per_block must be >= 1")
     if parts < 1:
         raise ValueError("parts must be >= 1")
-    d, idx_path, loc_path, pattern = _names(out)
+    d, idx_path, loc_path, pattern = cluster_paths(out)
     os.makedirs(d, exist_ok=True)
     spool = None
     total = 0
@@ -574,7 +574,7 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
         spool, total, source = _measure(source)
     name, lines = _iter_source(source)
     threads = threads or (2 if (os.cpu_count() or 1) >= 2 else 1)
-    compress = _compressor(compressor, compresslevel)
+    compress = block_compressor(compressor, compresslevel)
 
     idx = AtomicOutput(idx_path)
     outs: List[AtomicOutput] = [idx]

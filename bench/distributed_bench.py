@@ -1,0 +1,137 @@
+"""Benchmark: warchive.distributed on 1 and 2 worker processes over the benchmark corpus.
+
+    PYTHONPATH=src python bench/distributed_bench.py [CORPUS] [--ranges N] [--pairs N] [-o RESULTS.txt]
+
+Runs are paired (1 worker, 2 workers, 1, 2, ...: the machine is shared and noisy) and each
+output is checked byte for byte against the single-machine one (`warchive index --sort`,
+`warchive build` of it, `warchive zipnum` of it) before its time counts. Reported per run:
+wall time by stage, map GB/s per worker (input bytes over map seconds x workers), merge
+lines/s, bytes shuffled (runs) and written. The cluster's start-up is not timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List
+
+from distributed import Client, LocalCluster
+
+from warchive.distributed import index as dindex
+from warchive.index.build import index_paths
+from warchive.index.cdx import IndexOptions
+from warchive.index.segment import build_segment
+from warchive.index.zipnum import write_zipnum
+
+
+def _digest_tree(path: str) -> str:
+    h = hashlib.sha256()
+    names = sorted(os.listdir(path)) if os.path.isdir(path) else [""]
+    for n in names:
+        with open(os.path.join(path, n) if n else path, "rb") as f:
+            h.update(n.encode() + b"\0" + hashlib.sha256(f.read()).digest())
+    return h.hexdigest()
+
+
+def _reference(corpus: str, d: str) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    cdxj = os.path.join(d, "ref.cdxj")
+    for jobs in (1, 2):
+        t = time.perf_counter()
+        with open(cdxj, "wb") as f:
+            index_paths([corpus], f.write, IndexOptions(), jobs=jobs, sort=True)
+        out[f"index_sort_j{jobs}_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    build_segment([cdxj], os.path.join(d, "ref.seg"))
+    out["build_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    write_zipnum(cdxj, os.path.join(d, "refzip") + "/")
+    out["zipnum_s"] = time.perf_counter() - t
+    out["digests"] = {"cdxj": _digest_tree(cdxj), "segment": _digest_tree(os.path.join(d, "ref.seg")),
+                      "zipnum": _digest_tree(os.path.join(d, "refzip"))}
+    return out
+
+
+def _run(client: Client, corpus: str, d: str, kind: str, ranges: int, ref: Dict[str, Any]) -> Dict[str, Any]:
+    out = os.path.join(d, {"cdxj": "x.cdxj", "segment": "x.seg", "zipnum": "xzip/"}[kind])
+    t = time.perf_counter()
+    s = dindex([corpus], out, client, kind=kind, ranges=ranges)
+    wall = time.perf_counter() - t
+    got = _digest_tree(out.rstrip("/"))
+    assert got == ref["digests"][kind], f"{kind}: output differs from the single-machine one"
+    w = s["workers"]
+    return {"kind": kind, "workers": w, "wall_s": wall, "stages": s["stages"],
+            "map_GBps_per_worker": s["bytes_in"] / 1e9 / (s["stages"]["map"] * w),
+            "merge_lines_per_s": s["lines"] / s["stages"]["merge"], "lines": s["lines"],
+            "bytes_in": s["bytes_in"], "bytes_shuffled": s["bytes_shuffled"], "bytes_written": s["bytes_written"],
+            "skew": s["skew"], "tasks": s["tasks"]}
+
+
+def main(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("corpus", nargs="?", default=os.environ.get("WARCHIVE_CORPUS", "/work/corpus"))
+    ap.add_argument("--ranges", type=int, default=8)
+    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("-o", "--output")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="warchive-dbench-") as d:
+        ref = _reference(a.corpus, d)
+        clusters = {n: LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
+                    for n in (1, 2)}
+        clients = {n: Client(c) for n, c in clusters.items()}
+        runs = []
+        try:
+            for c in clients.values():   # warm: imports on the workers, the page cache
+                dindex([a.corpus], os.path.join(d, "warm.cdxj"), c, ranges=a.ranges)
+            for pair in range(a.pairs):
+                for n in (1, 2):
+                    for kind in ("cdxj", "segment", "zipnum"):
+                        r = _run(clients[n], a.corpus, d, kind, a.ranges, ref)
+                        r["pair"] = pair
+                        runs.append(r)
+                        print(json.dumps(r), file=sys.stderr)
+        finally:
+            for c in clients.values():
+                c.close()
+            for cl in clusters.values():
+                cl.close()
+    text = _report(a, ref, runs)
+    print(text)
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text)
+    return 0
+
+
+def _report(a: Any, ref: Dict[str, Any], runs: List[Dict[str, Any]]) -> str:
+    lines = [f"warchive.distributed on {a.corpus}: {runs[0]['bytes_in'] / 1e6:.1f} MB in, {runs[0]['lines']} lines, "
+             f"{a.ranges} key ranges; {os.cpu_count()} cores shared with other jobs",
+             f"single machine: index --sort -j1 {ref['index_sort_j1_s']:.2f} s, -j2 {ref['index_sort_j2_s']:.2f} s; "
+             f"build {ref['build_s']:.2f} s; zipnum {ref['zipnum_s']:.2f} s",
+             "", "pair kind     workers  wall s  sample   map  merge  enc+join  map GB/s/worker  merge lines/s  "
+             "shuffled MB  written MB  skew"]
+    for r in runs:
+        st = r["stages"]
+        lines.append(f"{r['pair']:>4} {r['kind']:<8} {r['workers']:>7} {r['wall_s']:7.2f} {st['sample']:7.2f} "
+                     f"{st['map']:5.2f} {st['merge']:6.2f} {st.get('encode+join', st.get('join', 0)):9.2f} "
+                     f"{r['map_GBps_per_worker']:16.3f} {r['merge_lines_per_s']:14,.0f} "
+                     f"{r['bytes_shuffled'] / 1e6:12.1f} {r['bytes_written'] / 1e6:11.1f} {r['skew']:5.2f}")
+    lines.append("")
+    for kind in ("cdxj", "segment", "zipnum"):
+        for pair in sorted({r["pair"] for r in runs}):
+            one = [r for r in runs if r["kind"] == kind and r["pair"] == pair and r["workers"] == 1]
+            two = [r for r in runs if r["kind"] == kind and r["pair"] == pair and r["workers"] == 2]
+            if one and two:
+                lines.append(f"speed-up 2 vs 1 workers, {kind}, pair {pair}: "
+                             f"{one[0]['wall_s'] / two[0]['wall_s']:.2f}x (map stage "
+                             f"{one[0]['stages']['map'] / two[0]['stages']['map']:.2f}x)")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,335 @@
+"""``index(inputs, out, client=...)``: a sorted index of WARC/ARC files built on a Dask cluster,
+byte for byte what one machine writes.
+
+The stages, each a set of Dask tasks whose results are small manifests
+(only paths, split points and counts travel; lines go through files in the
+scratch directory, which every worker and the client must see):
+
+1. sample  one task per file (warchive.distributed.plan.sample_file), then
+           the split points of the key ranges, on the client; the plan is
+           saved as ``plan.json`` in the scratch directory.
+2. map     one task per file or byte range (warchive.distributed.runs):
+           one sorted run per key range. The client then checks, as
+           ``warchive index -j`` does, that the ranges of each file met, and
+           indexes a range again from where the one before it ended if not.
+3. merge   one task per key range (warchive.distributed.shards): its part.
+4. encode  (segment, ZipNum) one task per key range: the blocks that start
+           in it; for a segment after the serial block plan
+           (warchive.distributed.blocks).
+5. join    one task: the output (warchive.distributed.assemble).
+
+Every task is skipped when its manifest says it is done with the same key
+(warchive.distributed.manifest), so a rerun after a crash reuses finished
+work; Dask reruns the tasks of a worker that died. The scratch directory is
+removed when the output is published (unless keep_scratch).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import shutil
+import time
+import uuid
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from distributed import Client, Future, LocalCluster, as_completed
+
+from ..durable import AtomicOutput
+from ..index.cdx import IndexOptions, display_name, iter_inputs
+from ..index.segment import DEFAULT_BLOCK_BYTES
+from ..index.zipnum import DEFAULT_LINES_PER_BLOCK
+from . import manifest
+from .assemble import concat_parts, join_segments, join_zipnum
+from .blocks import block_spans
+from .plan import MAP_PIECE, OPTION_NAMES, choose_splits, input_identity, map_specs, sample_file
+from .progress import Display
+from .runs import map_task, run_name
+from .shards import lengths_name, merge_task, part_name, segment_task, zipnum_task
+
+__all__ = ["index", "KINDS", "DEFAULT_TARGET_BYTES"]
+
+KINDS = ("cdxj", "segment", "zipnum")
+DEFAULT_TARGET_BYTES = 256 << 20   # of index lines per key range
+
+
+def _options_json(opts: IndexOptions) -> Dict[str, Any]:
+    o: Dict[str, Any] = {k: getattr(opts, k) for k in OPTION_NAMES}
+    if o["records"] is not None and not isinstance(o["records"], str):
+        o["records"] = list(o["records"])
+    if o["surt_options"]:
+        o["surt_options"] = dict(o["surt_options"])
+    return o
+
+
+class _Job:
+    def __init__(self, client: Client, plan_dir: str, plan_id: str, report: Callable[[str], object],
+                 display: Display) -> None:
+        self.client = client
+        self.dir = plan_dir
+        self.plan_id = plan_id
+        self.token = uuid.uuid4().hex[:8]
+        self.report = report
+        self.display = display
+        self.ran: Dict[str, int] = {}
+        self.tasks: Dict[str, int] = {}
+        self.stages: Dict[str, float] = {}
+
+    def submit(self, stage: str, name: str, fn: Callable[..., Any], *args: Any) -> Future:
+        self.tasks[stage] = self.tasks.get(stage, 0) + 1
+        return self.client.submit(fn, *args, key=f"warchive-{stage}-{name}-{self.token}", pure=False)
+
+    def gather(self, stage: str, futures: List[Future]) -> List[Dict[str, Any]]:
+        out = self.client.gather(futures)
+        self.count(stage, out)
+        return list(out)
+
+    def count(self, stage: str, results: Sequence[Dict[str, Any]]) -> None:
+        self.ran[stage] = self.ran.get(stage, 0) + sum(1 for r in results if r.get("ran", True))
+
+
+def _plan(job: _Job, paths: List[str], names: List[str], options: Dict[str, Any], opts: IndexOptions,
+          ranges: Optional[int], target: int, jobs: int, map_piece: int) -> Dict[str, Any]:
+    path = os.path.join(job.dir, "plan.json")
+    m = manifest.reusable(path, job.plan_id)
+    if m is not None:
+        return m
+    futures = [job.submit("sample", f"f{i:05d}", sample_file, p, n, options) for i, (p, n) in
+               enumerate(zip(paths, names))]
+    samples = job.gather("sample", futures)
+    splits, estimate = choose_splits(samples, ranges, target)
+    specs = map_specs(paths, opts, jobs, map_piece)
+    for i, s in enumerate(specs):
+        s["name"] = f"m{i:05d}"
+    body = {"splits": [base64.b64encode(x).decode() for x in splits], "maps": specs, "estimate": estimate,
+            "sampled_lines": sum(len(s["lines"]) for s in samples)}
+    return manifest.publish(path, job.plan_id, body)
+
+
+def _map(job: _Job, specs: List[Dict[str, Any]], splits: List[bytes], options: Dict[str, Any]) -> List[Dict[str, Any]]:
+    keys = {s["name"]: manifest.digest(job.plan_id, "map", s) for s in specs}
+    futures = {job.submit("map", s["name"], map_task, s, splits, options, job.dir, keys[s["name"]]): s
+               for s in specs}
+    results: Dict[str, Dict[str, Any]] = {}
+    per_file: Dict[str, int] = {}
+    for s in specs:
+        per_file[s["path"]] = per_file.get(s["path"], 0) + 1
+    total = sum(s["cost"] for s in specs)
+    done = records = files = 0
+    for fut in as_completed(list(futures)):
+        r = fut.result()
+        s = futures[fut]
+        results[s["name"]] = r
+        done += s["cost"]
+        records += r["records"]
+        per_file[s["path"]] -= 1
+        files += per_file[s["path"]] == 0
+        job.display.update("map", files, len(per_file), done, total, records)
+    job.count("map", list(results.values()))
+    return _chain(job, [results[s["name"]] for s in specs], specs, splits, options)
+
+
+def _chain(job: _Job, results: List[Dict[str, Any]], specs: List[Dict[str, Any]], splits: List[bytes],
+           options: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Check that each range of a file began where the records of the ranges before it ended
+    (as warchive.index.build._Chain does); index a range again from there where it did not."""
+    out: List[Dict[str, Any]] = []
+    path: Optional[str] = None
+    end = 0
+    for s, r in zip(specs, results):
+        stop = s["stop"] if s["stop"] is not None else os.path.getsize(s["path"])
+        right = (s["path"] != path or not s["find"] or (r["begin"] is not None and r["begin"] == end)
+                 or (r["begin"] is None and end >= stop))
+        path = s["path"]
+        if not right:
+            if end >= stop:   # the range lies inside a record already indexed
+                r = dict(r, ranges={}, files=[], records=0, lines=0, begin=None)
+            else:
+                redo = dict(s, start=end, find=False, name=s["name"] + "r")
+                key = manifest.digest(job.plan_id, "map", redo)
+                r = job.gather("map", [job.submit("map", redo["name"], map_task, redo, splits, options,
+                                                  job.dir, key)])[0]
+        if r["begin"] is not None:
+            end = r["end"]
+        for msg in r.get("messages", []):
+            job.report(msg)
+        out.append(r)
+    return out
+
+
+def index(inputs: Sequence[str], out: str, client: Optional[Client] = None, *, kind: str = "cdxj",
+          options: Optional[IndexOptions] = None, ranges: Optional[int] = None,
+          target_bytes: int = DEFAULT_TARGET_BYTES, scratch: Optional[str] = None, keep_scratch: bool = False,
+          segment_options: Optional[Dict[str, Any]] = None, zipnum_lines: int = DEFAULT_LINES_PER_BLOCK,
+          zipnum_parts: int = 1, zipnum_compressor: str = "zlib", zipnum_level: Optional[int] = None,
+          map_piece: int = MAP_PIECE, display: Optional[Display] = None) -> Dict[str, Any]:
+    """Index `inputs` (files and directories every worker can read) on the Dask cluster of `client`
+    (None: a LocalCluster of this machine's cores) into `out`: with kind "cdxj" the file
+    `warchive index --sort` writes, "segment" the segment `warchive build` writes of it,
+    "zipnum" the cluster `warchive zipnum` writes of it (`out` a directory or prefix).
+    `ranges` key ranges (None: enough for about `target_bytes` of lines each); map tasks of at
+    least `map_piece` bytes (but a file's last: large files are cut). Returns the
+    summary: counts, per-stage seconds, bytes shuffled and written, the ranges' sizes and skew,
+    tasks planned and run per stage."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    t0 = time.monotonic()
+    opts = options if options is not None else IndexOptions()
+    own_cluster = None
+    if client is None:
+        own_cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0")
+        client = Client(own_cluster)
+    try:
+        return _index(inputs, out, client, kind, opts, ranges, target_bytes, scratch, keep_scratch,
+                      segment_options or {}, zipnum_lines, zipnum_parts, zipnum_compressor, zipnum_level,
+                      map_piece, display or Display(), t0)
+    finally:
+        if own_cluster is not None:
+            client.close()
+            own_cluster.close()
+
+
+def _index(inputs: Sequence[str], out: str, client: Client, kind: str, opts: IndexOptions,
+           ranges: Optional[int], target: int, scratch: Optional[str], keep: bool, seg_opts: Dict[str, Any],
+           zlines: int, zparts: int, zcomp: str, zlevel: Optional[int], map_piece: int, display: Display,
+           t0: float) -> Dict[str, Any]:
+    for p in inputs:
+        if not os.path.exists(p):
+            raise FileNotFoundError(2, "no such file or directory", p)
+    paths = list(iter_inputs(inputs))
+    names = [display_name(p, opts.dir_root) for p in paths]
+    paths = [os.path.abspath(p) for p in paths]
+    options = _options_json(opts)
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    scratch = os.path.abspath(scratch or out.rstrip(os.sep) + ".warchive-scratch")
+    plan_id = manifest.digest("plan", [input_identity(p) for p in paths], names, options, ranges, target, map_piece)
+    plan_dir = os.path.join(scratch, plan_id[:16])
+    os.makedirs(plan_dir, exist_ok=True)
+    job = _Job(client, plan_dir, plan_id, opts.report, display)
+
+    t = time.monotonic()
+    display.stage("sample")
+    plan = _plan(job, paths, names, options, opts, ranges, target, 2 * workers, map_piece)
+    splits = [base64.b64decode(x) for x in plan["splits"]]
+    job.stages["sample"] = time.monotonic() - t
+
+    t = time.monotonic()
+    maps = _map(job, plan["maps"], splits, options)
+    job.stages["map"] = time.monotonic() - t
+
+    t = time.monotonic()
+    display.stage("merge")
+    nranges = len(splits) + 1
+    merged = _merge(job, maps, nranges, kind == "segment")
+    job.stages["merge"] = time.monotonic() - t
+
+    t = time.monotonic()
+    parts = [os.path.join(plan_dir, part_name(k)) for k in range(nranges)]
+    if kind == "cdxj":
+        display.stage("join")
+        nonempty = [p for p, m in zip(parts, merged) if m["files"]]
+        result = job.gather("join", [job.submit("join", "cdxj", concat_parts, nonempty, out)])[0]
+        written = result["bytes"]
+    elif kind == "segment":
+        result = _segment(job, merged, parts, out, seg_opts, display)
+        written = result["bytes"]
+    else:
+        result = _zipnum(job, merged, parts, out, zlines, zparts, zcomp, zlevel, display)
+        written = result["bytes"]
+    job.stages["encode+join" if kind != "cdxj" else "join"] = time.monotonic() - t
+    display.close()
+    if not keep:
+        shutil.rmtree(scratch, ignore_errors=True)
+    sizes = [m["bytes"] for m in merged]
+    mean = sum(sizes) / len(sizes) if sizes else 0
+    return {
+        "output": out, "kind": kind, "inputs": len(paths), "workers": workers,
+        "bytes_in": sum(os.path.getsize(p) for p in paths),
+        "records": sum(m["records"] for m in maps), "errors": sum(m["errors"] for m in maps),
+        "defects": sum(m["defects"] for m in maps), "lines": sum(m["lines"] for m in merged),
+        "ranges": nranges, "range_bytes": sizes, "range_lines": [m["lines"] for m in merged],
+        "target_bytes": target, "estimated_bytes": plan["estimate"],
+        "skew": (max(sizes) / mean) if mean else 1.0,
+        "bytes_shuffled": sum(c[1] for m in maps for c in m["ranges"].values()),
+        "bytes_written": written, "stages": job.stages, "seconds": time.monotonic() - t0,
+        "tasks": job.tasks, "tasks_run": job.ran, "scratch": scratch,
+    }
+
+
+def _merge(job: _Job, maps: List[Dict[str, Any]], nranges: int, lengths: bool) -> List[Dict[str, Any]]:
+    futures: List[Future] = []
+    out: List[Optional[Dict[str, Any]]] = []
+    for k in range(nranges):
+        used = [m for m in maps if str(k) in m["ranges"]]
+        key = manifest.digest(job.plan_id, "merge", k, [m["key"] for m in used], lengths)
+        if not used:   # an empty key range: nothing to merge, no part
+            out.append({"range": k, "lines": 0, "bytes": 0, "headers": 0, "key": key, "files": []})
+            continue
+        runs = [os.path.join(job.dir, m["name"], run_name(k)) for m in used]
+        futures.append(job.submit("merge", f"r{k:05d}", merge_task, k, runs, job.dir, key, lengths))
+        out.append(None)
+    got = iter(job.gather("merge", futures))
+    return [m if m is not None else next(got) for m in out]
+
+
+def _parts_table(merged: List[Dict[str, Any]], parts: List[str], kept: bool) -> List[Dict[str, Any]]:
+    table, first = [], 0
+    for k, (m, p) in enumerate(zip(merged, parts)):
+        n = m["lines"] - (m["headers"] if kept else 0)
+        table.append({"path": p, "first": first, "lines": n, "key": m["key"],
+                      "lengths": os.path.join(os.path.dirname(p), lengths_name(k))})
+        first += n
+    return table
+
+
+def _segment(job: _Job, merged: List[Dict[str, Any]], parts: List[str], out: str, seg_opts: Dict[str, Any],
+             display: Display) -> Dict[str, Any]:
+    display.stage("blocks")
+    table = _parts_table(merged, parts, kept=False)
+    bl = int(seg_opts.get("block_lines", 0))
+    bb = int(seg_opts.get("block_bytes", DEFAULT_BLOCK_BYTES))
+    spans = job.client.submit(block_spans, table, bl, bb, key=f"warchive-blocks-{job.token}", pure=False).result()
+    futures, used = [], []
+    display.stage("encode")
+    for k, span in enumerate(spans):
+        if span is None:
+            continue
+        inputs = [t["key"] for t in table if t["first"] < span[1] and t["first"] + t["lines"] > span[0]]
+        key = manifest.digest(job.plan_id, "segment", k, span, inputs, seg_opts)
+        futures.append(job.submit("encode", f"s{k:05d}", segment_task, k, span, table, job.dir, key, seg_opts))
+        used.append(os.path.join(job.dir, f"s{k:05d}.seg"))
+    job.gather("encode", futures)
+    display.stage("join")
+    return dict(job.gather("join", [job.submit("join", "segment", join_segments, used, out, seg_opts)])[0])
+
+
+def _zipnum(job: _Job, merged: List[Dict[str, Any]], parts: List[str], out: str, n: int, nparts: int,
+            comp: str, level: Optional[int], display: Display) -> Dict[str, Any]:
+    display.stage("encode")
+    table = _parts_table(merged, parts, kept=True)
+    total = table[-1]["first"] + table[-1]["lines"] if table else 0
+    futures, names = [], []
+    for k, t in enumerate(table):
+        a = math.ceil(t["first"] / n) * n
+        if a >= t["first"] + t["lines"]:
+            continue   # no block starts in this range
+        b = min(math.ceil((t["first"] + t["lines"]) / n) * n, total)
+        inputs = [u["key"] for u in table if u["first"] < b and u["first"] + u["lines"] > a]
+        key = manifest.digest(job.plan_id, "zipnum", k, [a, b], inputs, n, comp, level)
+        futures.append(job.submit("encode", f"z{k:05d}", zipnum_task, k, [a, b], table, job.dir, key, n, comp,
+                                  level))
+        names.append(os.path.join(job.dir, f"z{k:05d}.gz"))
+    chunks = [dict(m, path=p) for m, p in zip(job.gather("encode", futures), names)]
+    display.stage("join")
+    total_bytes = sum(m["bytes"] for m in merged)
+    r = job.gather("join", [job.submit("join", "zipnum", join_zipnum, chunks, out, total_bytes, nparts)])[0]
+    return dict(r, bytes=sum(c[1] for ch in chunks for c in ch["blocks"]))
+
+
+def write_summary(summary: Dict[str, Any], path: str) -> None:
+    """The summary as JSON (bench scripts keep it)."""
+    with AtomicOutput(path) as o:
+        o.write(json.dumps(summary, indent=1, sort_keys=True).encode() + b"\n")

@@ -1,0 +1,151 @@
+"""The plan of a distributed index: key-range split points from a sample, and the map tasks.
+
+Split points are whole index lines: key range k holds the lines L with
+split[k-1] <= L < split[k] (bytewise), so the ranges, concatenated in
+order, are the sorted index, and identical lines (repeats that the sort
+writes once) always fall into the same range. Being lines rather than SURT
+keys or hosts, split points can cut inside one host, or one URL's captures:
+a corpus dominated by one site still splits evenly.
+
+The sample is cheap: the records that start in a few windows of each file
+(evenly spaced through a gzip file with Wget's `sl` lengths, found as
+``warchive index -j`` finds its ranges; the head of any other file), each
+sampled line weighted by how many output bytes it stands for in its file.
+The map tasks are ``warchive.index.build.plan``'s: whole files, large `sl`
+gzip files cut into byte ranges. A plan is JSON and saved in the job's
+scratch directory, so a rerun uses the same split points and tasks.
+This module decides; it must not read or write index runs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .._ext.gzip_members import Reader
+from ..index.build import FIND_WINDOW, find_member, plan as range_plan, splittable
+from ..index.cdx import IndexOptions, index_file
+
+__all__ = ["options_of", "input_identity", "sample_file", "choose_splits", "map_specs",
+           "SAMPLE_FRACTION", "SAMPLE_WINDOWS", "SMALL_FILE"]
+
+SAMPLE_FRACTION = 1 / 64      # of each file's bytes, spread over its windows
+SAMPLE_WINDOWS = 16
+SAMPLE_MIN_WINDOW = 256 << 10
+SMALL_FILE = 4 << 20          # indexed whole when sampled
+MAP_PIECE = 16 << 20          # the smallest byte range of a map task (but a file's last)
+
+OPTION_NAMES = ("cdx11", "records", "post_append", "verify", "skip_errors", "dir_root", "strict", "surt_options")
+
+
+def options_of(o: Dict[str, Any], report: Any = None) -> IndexOptions:
+    """IndexOptions from their JSON form (what travels to the workers)."""
+    opts = IndexOptions(cdx11=bool(o.get("cdx11")), records=o.get("records"), post_append=bool(o.get("post_append")),
+                        verify=bool(o.get("verify")), skip_errors=bool(o.get("skip_errors")),
+                        dir_root=o.get("dir_root"), strict=bool(o.get("strict")),
+                        surt_options=o.get("surt_options") or None)
+    if report is not None:
+        opts.report = report
+    return opts
+
+
+def input_identity(path: str) -> List[Any]:
+    """What says a file is unchanged since a plan was made: path, size, mtime."""
+    st = os.stat(path)
+    return [os.path.abspath(path), st.st_size, st.st_mtime_ns]
+
+
+def _windows(path: str, size: int, fraction: float, windows: int) -> List[Tuple[int, int, bool]]:
+    """(start, stop, find) of the byte windows to sample."""
+    if size <= SMALL_FILE:
+        return [(0, size, False)]
+    width = max(SAMPLE_MIN_WINDOW, int(size * fraction / windows))
+    if not splittable(path):
+        return [(0, min(size, width * windows), False)]
+    out = []
+    for i in range(windows):
+        a = (size - width) * i // max(1, windows - 1)
+        out.append((a, min(size, a + width), i > 0))
+    return out
+
+
+def sample_file(path: str, filename: str, options: Dict[str, Any], fraction: float = SAMPLE_FRACTION,
+                windows: int = SAMPLE_WINDOWS) -> Dict[str, Any]:
+    """Index lines of the records that start in a few windows of `path` (a task run on a worker):
+    {"lines": [...], "sampled": bytes the windows cover, "size": the file's size}."""
+    size = os.path.getsize(path)
+    lines: List[bytes] = []
+    rest = [b""]
+
+    def take(b: bytes) -> None:
+        data = rest[0] + b
+        cut = data.rfind(b"\n") + 1
+        lines.extend(data[:cut].splitlines())
+        rest[0] = data[cut:]
+
+    opts = options_of(options, report=lambda m: None)
+    opts.skip_errors = True   # a damaged record is the map task's to report, not the sample's
+    sampled = 0
+    for a, b, find in _windows(path, size, fraction, windows):
+        if find:
+            r = Reader(path, window=FIND_WINDOW)
+            try:
+                found = find_member(r, a, b)
+            finally:
+                r.close()
+            if found is None:
+                continue
+            a = found
+        index_file(path, take, opts, filename, a, b if b < size else None)
+        sampled += b - a
+    if rest[0]:
+        lines.append(rest[0])
+    return {"lines": [x for x in lines if x], "sampled": sampled, "size": size}
+
+
+def choose_splits(samples: Sequence[Dict[str, Any]], ranges: Optional[int], target_bytes: int) -> Tuple[List[bytes], float]:
+    """Split points for `ranges` key ranges (None: as many as make ranges of about
+    `target_bytes` of index lines), from the samples of sample_file; and the estimated size of
+    the whole index in bytes. Each sampled line weighs the output bytes it stands for (its
+    file's size over the bytes sampled there); split k is the line at weight k/ranges."""
+    weighted: List[Tuple[bytes, float]] = []
+    for s in samples:
+        if not s["lines"]:
+            continue
+        scale = s["size"] / max(1, s["sampled"])
+        weighted.extend((line, (len(line) + 1) * scale) for line in s["lines"])
+    weighted.sort(key=lambda t: t[0])
+    total = sum(w for _, w in weighted)
+    if ranges is None:
+        ranges = max(1, math.ceil(total / max(1, target_bytes)))
+    splits: List[bytes] = []
+    if ranges <= 1 or not weighted:
+        return splits, total
+    acc = 0.0
+    i = 0
+    for k in range(1, ranges):
+        goal = total * k / ranges
+        while i < len(weighted) and acc + weighted[i][1] <= goal:
+            acc += weighted[i][1]
+            i += 1
+        # past the last sample (more ranges than lines): the ranges in between are empty
+        splits.append(weighted[min(i, len(weighted) - 1)][0])
+    return splits, total
+
+
+def map_specs(inputs: Sequence[str], opts: IndexOptions, jobs: int, min_piece: int = MAP_PIECE) -> List[Dict[str, Any]]:
+    """The map tasks, in input order, as JSON: whole files, and with jobs > 1 large gzip files
+    with `sl` members cut into byte ranges (warchive.index.build.plan), joined up to at least
+    min_piece bytes each."""
+    out: List[Dict[str, Any]] = []
+    for t in range_plan(inputs, opts, jobs):
+        path = os.path.abspath(t.path)
+        last = out[-1] if out else None
+        if last is not None and last["path"] == path and last["cost"] < min_piece and t.find:
+            last["stop"] = t.stop   # a Dask task costs milliseconds: ranges below min_piece go together
+            last["cost"] += t.cost
+            continue
+        out.append({"path": path, "filename": t.filename, "start": t.start, "stop": t.stop,
+                    "header": t.header, "find": t.find, "cost": t.cost})
+    return out

@@ -1,0 +1,165 @@
+"""The merge and encode tasks of a distributed index: runs in, one sorted part per key range out,
+then the blocks of a segment or ZipNum cluster that start in each part.
+
+``merge_task`` merges the runs of one key range (warchive.index.sort.merge_files:
+identical lines once) into the part ``p<k>.cdxj`` and counts its lines, its
+` CDX ` header lines (which ZipNum leaves out) and, for a segment, writes the
+length of every line (``p<k>.len``, u32 little-endian each), which is all the
+block planner (warchive.distributed.blocks) needs to know where one machine's
+writer would close its blocks.
+
+The encode tasks write the blocks that *start* in a part, reading on into the
+parts after it for the block that runs over its end: a segment's as a small
+segment ``s<k>.seg`` of exactly those blocks (a block's bytes depend on its
+lines alone: warchive.index.segment writes them the same wherever it
+starts), ZipNum's as the gzip members ``z<k>.gz`` with their first lines and
+sizes in the manifest. warchive.distributed.assemble then puts together the
+bytes one machine writes. Each task publishes by atomic rename, manifest last.
+"""
+
+from __future__ import annotations
+
+import base64
+import mmap
+import os
+from typing import Any, Dict, Iterator, List, Sequence
+
+import numpy as np
+
+from ..durable import AtomicOutput
+from ..index.segment import write_segment
+from ..index.sort import merge_files
+from ..index.zipnum import HEADER_PREFIX, block_compressor
+from . import manifest
+from .runs import first_at_least
+
+__all__ = ["merge_task", "segment_task", "zipnum_task", "span_lines", "part_name", "lengths_name"]
+
+
+def part_name(k: int) -> str:
+    return f"p{k:05d}.cdxj"
+
+
+def lengths_name(k: int) -> str:
+    return f"p{k:05d}.len"
+
+
+def _headers(path: str) -> int:
+    """Lines of a sorted file that start with ' CDX ' (they lie together: two binary searches)."""
+    if os.path.getsize(path) == 0:
+        return 0
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        buf: Any = mm
+        a = first_at_least(buf, HEADER_PREFIX)
+        b = first_at_least(buf, HEADER_PREFIX[:-1] + b"!", a)
+        return mm[a:b].count(b"\n")
+
+
+def _write_lengths(src: str, dst: str) -> None:
+    with AtomicOutput(dst) as out:
+        if os.path.getsize(src):
+            data = np.memmap(src, dtype=np.uint8, mode="r")
+            ends = np.flatnonzero(data == 10)
+            starts = np.concatenate(([0], ends[:-1] + 1))
+            out.write((ends - starts).astype("<u4").tobytes())
+            del data
+
+
+def merge_task(k: int, runs: Sequence[str], directory: str, key: str, lengths: bool) -> Dict[str, Any]:
+    """Merge the runs of key range k into its part (unless done with this key); the manifest."""
+    mpath = os.path.join(directory, f"p{k:05d}.json")
+    done = manifest.reusable(mpath, key)
+    if done is not None:
+        done["ran"] = False
+        return done
+    path = os.path.join(directory, part_name(k))
+    if runs:
+        merge_files(list(runs), path, tmpdir=directory)
+    else:
+        with AtomicOutput(path):
+            pass
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(4 << 20), b""))
+    files = [part_name(k)]
+    if lengths:
+        _write_lengths(path, os.path.join(directory, lengths_name(k)))
+        files.append(lengths_name(k))
+    body = {"range": k, "lines": lines, "bytes": size, "headers": _headers(path), "files": files,
+            "runs": len(runs)}
+    m = manifest.publish(mpath, key, body)
+    m["ran"] = True
+    return m
+
+
+def span_lines(parts: Sequence[Dict[str, Any]], a: int, b: int, kept: bool) -> Iterator[bytes]:
+    """Lines a..b-1 (without LF) of the parts taken as one sequence; each part is
+    {"path", "first": its first line's number, "lines": how many}. With `kept`, numbers count
+    only the lines ZipNum keeps (not ' CDX ' headers, not empty lines)."""
+    for p in parts:
+        lo, n = p["first"], p["lines"]
+        if lo + n <= a or n == 0:
+            continue
+        if lo >= b:
+            return
+        i = lo
+        with open(p["path"], "rb", buffering=1 << 20) as f:
+            for raw in f:
+                line = raw[:-1] if raw.endswith(b"\n") else raw
+                if kept and (not line or line.startswith(HEADER_PREFIX)):
+                    continue
+                if i >= b:
+                    return
+                if i >= a:
+                    yield line
+                i += 1
+
+
+def segment_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], directory: str, key: str,
+                 options: Dict[str, Any]) -> Dict[str, Any]:
+    """The blocks that start in part k, lines span[0]..span[1]-1, as the small segment s<k>.seg."""
+    mpath = os.path.join(directory, f"s{k:05d}.json")
+    done = manifest.reusable(mpath, key)
+    if done is not None:
+        done["ran"] = False
+        return done
+    name = f"s{k:05d}.seg"
+    counts = write_segment(span_lines(parts, span[0], span[1], kept=False), os.path.join(directory, name),
+                           source=f"key range {k}", **options)
+    m = manifest.publish(mpath, key, {"range": k, "span": span, "files": [name], "blocks": counts["blocks"],
+                                      "lines": counts["lines"]})
+    m["ran"] = True
+    return m
+
+
+def zipnum_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], directory: str, key: str,
+                lines_per_block: int, compressor: str, level: Any) -> Dict[str, Any]:
+    """The ZipNum blocks that start in part k (kept lines span[0]..span[1]-1, span[0] a multiple
+    of lines_per_block) as gzip members back to back in z<k>.gz; the manifest lists each block's
+    first line (base64), compressed length and uncompressed bytes."""
+    mpath = os.path.join(directory, f"z{k:05d}.json")
+    done = manifest.reusable(mpath, key)
+    if done is not None:
+        done["ran"] = False
+        return done
+    name = f"z{k:05d}.gz"
+    compress = block_compressor(compressor, level)
+    blocks: List[List[Any]] = []
+    with AtomicOutput(os.path.join(directory, name)) as out:
+        block: List[bytes] = []
+        for line in span_lines(parts, span[0], span[1], kept=True):
+            block.append(line)
+            if len(block) == lines_per_block:
+                blocks.append(_put_block(out, block, compress))
+                block = []
+        if block:
+            blocks.append(_put_block(out, block, compress))
+    m = manifest.publish(mpath, key, {"range": k, "span": span, "files": [name], "blocks": blocks})
+    m["ran"] = True
+    return m
+
+
+def _put_block(out: AtomicOutput, block: List[bytes], compress: Any) -> List[Any]:
+    data = compress(block)
+    out.write(data)
+    return [base64.b64encode(block[0]).decode(), len(data), sum(len(x) + 1 for x in block), len(block)]
