@@ -3,13 +3,9 @@ one machine writes.
 
 - CDXJ: the sorted parts concatenated (they are key ranges in order).
 - Segment: warchive.distributed.blocks.join_segments.
-- ZipNum: the gzip members of every range copied into the part files as
-  warchive.index.zipnum.write_zipnum cuts them (``parts`` files of about
-  equal uncompressed size, cut at block boundaries), and the summary
-  (``.idx``) and ``.loc`` written as it writes them: the block's first two
-  fields as its key (its whole first line where that would sort before the
-  key above), offsets in the part, block numbers from 1; parts, then the
-  .loc, then the .idx published by atomic rename.
+- ZipNum: the gzip members of every range copied, block by block, through
+  warchive.index.zipnum.ClusterWriter, which lays out the parts, the summary
+  (``.idx``) and the ``.loc`` as write_zipnum does.
 
 Each runs as one task on a worker, reading the scratch files; only their
 names travel.
@@ -18,12 +14,11 @@ names travel.
 from __future__ import annotations
 
 import base64
-import os
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from ..durable import AtomicOutput
 from ..errors import IndexFormatError
-from ..index.zipnum import ZipNumCluster, cluster_paths, summary_key
+from ..index.zipnum import ClusterWriter
 from .blocks import join_segments
 
 __all__ = ["concat_parts", "join_segments", "join_zipnum"]
@@ -59,51 +54,15 @@ def join_zipnum(chunks: Sequence[Dict[str, Any]], out: str, total_bytes: int, pa
     """Write the ZipNum cluster `out` from the encode tasks' manifests (key order: "path" of the
     members file, "blocks" [first line b64, compressed length, uncompressed bytes, lines]);
     `total_bytes` is the size of the sorted CDXJ, by which write_zipnum cuts parts."""
-    d, idx_path, loc_path, pattern = cluster_paths(out)
-    os.makedirs(d, exist_ok=True)
-    idx = AtomicOutput(idx_path)
-    outs: List[AtomicOutput] = [idx]
-    part_names: List[str] = []
-    nblocks = nlines = 0
+    writer = ClusterWriter(out, parts, total_bytes)
     try:
-        part_out: Optional[AtomicOutput] = None
-        part_name = ""
-        offset = done_bytes = 0
-        prev_key = b""
         for c in chunks:
             pos = 0
             for first_b64, clen, ubytes, nl in c["blocks"]:
-                if part_out is None or (parts > 1 and len(part_names) < parts
-                                        and done_bytes >= total_bytes * len(part_names) // parts):
-                    part_name = pattern.format(len(part_names))
-                    part_out = AtomicOutput(os.path.join(d, part_name))
-                    outs.append(part_out)
-                    part_names.append(part_name)
-                    offset = 0
-                first = base64.b64decode(first_b64)
-                key = summary_key(first)
-                if key < prev_key:
-                    key = first
-                prev_key = key
-                if b"\t" in key:
-                    raise IndexFormatError(out, None, f"the key of line {first[:100]!r} holds a tab: "
-                                           "ZipNum summaries are tab-separated")
-                nblocks += 1
-                nlines += nl
-                done_bytes += ubytes
-                _copy(c["path"], part_out, pos, clen)
+                _copy(c["path"], writer.block(base64.b64decode(first_b64), clen, ubytes, nl), pos, clen)
                 pos += clen
-                idx.write(b"%s\t%s\t%d\t%d\t%d\n" % (key, part_name.encode(), offset, clen, nblocks))
-                offset += clen
-        loc = AtomicOutput(loc_path)
-        outs.append(loc)
-        loc.write(b"".join(f"{p}\t{p}\n".encode() for p in part_names))
-        for o in outs[1:]:
-            o.commit()
-        idx.commit()
+        cluster = writer.commit()
     except BaseException:
-        for o in outs:
-            o.abort()
+        writer.abort()
         raise
-    cluster = ZipNumCluster(idx_path, loc_path, [os.path.join(d, p) for p in part_names], nlines, nblocks)
     return {"lines": cluster.lines, "blocks": cluster.blocks, "parts": len(cluster.parts), "ran": True}

@@ -566,8 +566,6 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
         raise ValueError("lines_per_block must be >= 1")
     if parts < 1:
         raise ValueError("parts must be >= 1")
-    d, idx_path, loc_path, pattern = cluster_paths(out)
-    os.makedirs(d, exist_ok=True)
     spool = None
     total = 0
     if parts > 1:
@@ -575,57 +573,79 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
     name, lines = _iter_source(source)
     threads = threads or (2 if (os.cpu_count() or 1) >= 2 else 1)
     compress = block_compressor(compressor, compresslevel)
-
-    idx = AtomicOutput(idx_path)
-    outs: List[AtomicOutput] = [idx]
-    part_names: List[str] = []
-    loc_lines: List[bytes] = []
-    nlines = nblocks = 0
+    writer = ClusterWriter(out, parts, total, name)
     try:
-        part_out: Optional[AtomicOutput] = None
-        part_name = ""
-        offset = 0
-        done_bytes = 0
-        prev_key = b""
         for block, data in _compressed(_blocks_of(lines, lines_per_block, name), compress, threads):
-            if part_out is None or (parts > 1 and len(part_names) < parts
-                                    and done_bytes >= total * len(part_names) // parts):
-                part_name = pattern.format(len(part_names))
-                part_out = AtomicOutput(os.path.join(d, part_name))
-                outs.append(part_out)
-                part_names.append(part_name)
-                loc_lines.append(f"{part_name}\t{part_name}\n".encode())
-                offset = 0
-            key = summary_key(block[0])
-            if key < prev_key:
-                # only when the second field holds bytes below space: "a b\x01 x" then "a b y"
-                # would give keys "a b\x01", "a b". The whole line keeps the summary sorted.
-                key = block[0]
-            prev_key = key
-            if b"\t" in key:
-                raise IndexFormatError(name, None, f"the key of line {block[0][:100]!r} holds a tab: "
-                                       "ZipNum summaries are tab-separated")
-            nblocks += 1
-            nlines += len(block)
-            done_bytes += sum(len(x) + 1 for x in block)
-            part_out.write(data)
-            idx.write(b"%s\t%s\t%d\t%d\t%d\n" % (key, part_name.encode(), offset, len(data), nblocks))
-            offset += len(data)
-        loc = AtomicOutput(loc_path)
-        outs.append(loc)
-        loc.write(b"".join(loc_lines))
-        # publish: parts, then the .loc, then the .idx that points into them
-        for o in outs[1:]:
-            o.commit()
-        idx.commit()
+            writer.block(block[0], len(data), sum(len(x) + 1 for x in block), len(block)).write(data)
+        return writer.commit()
     except BaseException:
-        for o in outs:
-            o.abort()
+        writer.abort()
         raise
     finally:
         if spool is not None:
             spool.close()
-    return ZipNumCluster(idx_path, loc_path, [os.path.join(d, p) for p in part_names], nlines, nblocks)
+
+
+class ClusterWriter:
+    """The files of a ZipNum cluster written block by block, as write_zipnum lays them out:
+    ``parts`` part files of about equal uncompressed size (of ``total`` bytes; cut at block
+    boundaries), each block's summary line (its first two fields as key, its whole first line
+    where that would sort before the key above; offsets in its part; numbers from 1), and the
+    .loc; published by ``commit`` (parts, then the .loc, then the .idx that points into them).
+    warchive.distributed assembles clusters whose blocks were compressed elsewhere with it."""
+
+    def __init__(self, out: PathLike, parts: int = 1, total: int = 0, name: Optional[str] = None) -> None:
+        self.dir, self.idx_path, self.loc_path, self.pattern = cluster_paths(out)
+        os.makedirs(self.dir, exist_ok=True)
+        self.parts, self.total, self.name = parts, total, name or self.idx_path
+        self.idx = AtomicOutput(self.idx_path)
+        self.outs: List[AtomicOutput] = [self.idx]
+        self.part_names: List[str] = []
+        self.part: Optional[AtomicOutput] = None
+        self.offset = self.done_bytes = self.nlines = self.nblocks = 0
+        self.prev_key = b""
+
+    def block(self, first: bytes, size: int, ubytes: int, nlines: int) -> AtomicOutput:
+        """Enter a block of ``nlines`` lines (``ubytes`` uncompressed, with their LFs) whose
+        first line is ``first`` and whose gzip member is ``size`` bytes: the part file the
+        caller writes those bytes to, next."""
+        if self.part is None or (self.parts > 1 and len(self.part_names) < self.parts
+                                 and self.done_bytes >= self.total * len(self.part_names) // self.parts):
+            part_name = self.pattern.format(len(self.part_names))
+            self.part = AtomicOutput(os.path.join(self.dir, part_name))
+            self.outs.append(self.part)
+            self.part_names.append(part_name)
+            self.offset = 0
+        key = summary_key(first)
+        if key < self.prev_key:
+            # only when the second field holds bytes below space: "a b\x01 x" then "a b y"
+            # would give keys "a b\x01", "a b". The whole line keeps the summary sorted.
+            key = first
+        self.prev_key = key
+        if b"\t" in key:
+            raise IndexFormatError(self.name, None, f"the key of line {first[:100]!r} holds a tab: "
+                                   "ZipNum summaries are tab-separated")
+        self.nblocks += 1
+        self.nlines += nlines
+        self.done_bytes += ubytes
+        self.idx.write(b"%s\t%s\t%d\t%d\t%d\n" % (key, self.part_names[-1].encode(), self.offset, size,
+                                                 self.nblocks))
+        self.offset += size
+        return self.part
+
+    def commit(self) -> ZipNumCluster:
+        loc = AtomicOutput(self.loc_path)
+        self.outs.append(loc)
+        loc.write(b"".join(f"{p}\t{p}\n".encode() for p in self.part_names))
+        for o in self.outs[1:]:
+            o.commit()
+        self.idx.commit()
+        return ZipNumCluster(self.idx_path, self.loc_path, [os.path.join(self.dir, p) for p in self.part_names],
+                             self.nlines, self.nblocks)
+
+    def abort(self) -> None:
+        for o in self.outs:
+            o.abort()
 
 
 def _compressed(blocks: Iterator[List[bytes]], compress: Callable[[List[bytes]], bytes],
