@@ -1,6 +1,6 @@
 """The whole crawler: fetches/s and CPU per fetch on a loopback site of 100 hosts, politeness off.
 
-    python -m pytest bench/test_crawl_bench.py -s
+    python -m pytest bench/test_crawl_bench.py -s        (with keep-alive, the default, and without)
     CRAWL_BENCH_CONCURRENCY=8,32,128 CRAWL_BENCH_HOPS=4 python -m pytest bench/test_crawl_bench.py -s
 
 tests/testsite.py serves 100 hosts from a child process, so the CPU time measured here is the
@@ -62,14 +62,15 @@ def expected() -> Dict[Tuple[str, str], bytes]:
     return out
 
 
+@pytest.mark.parametrize("keep_alive", [True, False], ids=["keep-alive", "close"])
 @pytest.mark.parametrize("concurrency", CONCURRENCY)
-def test_crawl_throughput(site_process, tmp_path, concurrency):
+def test_crawl_throughput(site_process, tmp_path, concurrency, keep_alive):
     from warcio.archiveiterator import ArchiveIterator
 
     seeds = [f"http://{testsite.host_name(i)}/" for i in range(HOSTS)]
     cfg = CrawlConfig(seeds=seeds, politeness_off=True, max_hops=HOPS, exclude=[r"/busy$"], fsync=False,
                       concurrency=concurrency, resolve={"*.site.test": "127.0.0.1"},
-                      port_map={"80": site_process}, index_every=5.0)
+                      port_map={"80": site_process}, index_every=5.0, keep_alive=keep_alive)
     coll = tmp_path / "coll"
     crawler = Crawler(cfg, str(coll))
     c0, t0 = time.process_time(), time.perf_counter()
@@ -93,7 +94,7 @@ def test_crawl_throughput(site_process, tmp_path, concurrency):
                 responses += 1
     assert stats.failed == 0 and stats.fetched >= HOSTS * 20
     assert responses + stats.revisits == stats.fetched
-    key = f"crawl c={concurrency}"
+    key = f"crawl c={concurrency} {'keep-alive' if keep_alive else 'connection per fetch'}"
     FIGURES[key] = (f"{key}: {stats.fetched} fetches ({stats.revisits} revisits) on {HOSTS} hosts in {wall:.1f} s: "
                     f"{stats.fetched / wall:,.0f} fetches/s, {cpu / stats.fetched * 1e6:,.0f} µs CPU per fetch, "
                     f"{stats.bytes / 1e6:.1f} MB of WARC, {stats.segments} index segments")

@@ -3,6 +3,7 @@ with help, `cdx` refusing what it does not know, `serve` saying where it listens
 
 import queue
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -200,3 +201,15 @@ def test_an_os_error_is_one_line_not_a_traceback(tmp_path):
         assert r.returncode == 1, (argv, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.startswith("warchive: error: ")
         assert "Not a directory" in r.stderr and str(blocker) in r.stderr
+
+
+def test_a_crawl_that_fetches_nothing_fails(tmp_path):
+    """Every fetch refused (nothing listens on the seed's port): exit 1, saying so (exit 0 before)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()   # nothing listens there now
+    r = _cli("crawl", f"http://127.0.0.1:{port}/", "-o", str(tmp_path / "c"), "--max-retries", "0",
+             "--min-delay", "0", "--max-delay", "0", "--delay-factor", "0", "--robots", "ignore")
+    assert r.returncode == 1, r.stderr
+    assert "nothing was fetched" in r.stderr and "attempts failed" in r.stderr and "session failed" in r.stderr

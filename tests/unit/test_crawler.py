@@ -354,7 +354,9 @@ def test_retry_failed(tmp_path):
     site.add(host, "/flaky", lambda req: Reply([], close=True) if req.count == 0 else Reply([ok]))
     coll = tmp_path / "c"
     with site:
-        asyncio.run(Crawler(config(site, seeds=[f"http://{host}/"], max_retries=0), str(coll)).run())
+        # (no keep-alive: on a reused connection, a close without a byte is taken for a stale
+        # connection and the request sent once more on a new one, as HTTP clients do)
+        asyncio.run(Crawler(config(site, seeds=[f"http://{host}/"], max_retries=0, keep_alive=False), str(coll)).run())
         assert len(site.hits(path="/flaky")) == 1
         session = next((coll / "crawls").iterdir())
         s = read_session(str(session / "session.journal"))
@@ -422,7 +424,7 @@ def test_progress_display():
     p(C())
     p(C())                     # within the second: not drawn again
     text = buf.getvalue()
-    assert text.count("queued") == 1 and "fetched        3" in text and "test,site,h001) 5" in text
+    assert text.count("queued") == 1 and "fetched        3" in text and "h001.site.test 5" in text and "test,site" not in text
     assert "2.0 MB" in text
     p._last = 0
     p(C())

@@ -104,6 +104,8 @@ class CrawlConfig:
     max_size: Optional[int] = setting(100 << 20, "body bytes kept per URL; more is cut, and the record says WARC-Truncated",
                                       "fetching", metavar="BYTES")
     max_retries: int = setting(3, "attempts after a network failure, 429 or 503", "fetching")
+    keep_alive: bool = setting(True, "a new connection for every fetch (default: a host's connection is "
+                               "reused between its fetches)", "fetching", flag="--no-keep-alive", negate=True)
     # bookkeeping
     seen: str = setting("exact", "the seen set: exact, or a Bloom filter for huge crawls", "bookkeeping",
                         choices=("exact", "bloom"))

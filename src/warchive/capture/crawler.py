@@ -208,7 +208,7 @@ class Crawler:
             resolver = StaticResolver(cfg.resolve, fallback=SystemResolver()) if cfg.resolve else SystemResolver()
         self.fetcher = Fetcher(resolver=resolver, user_agent=cfg.user_agent, from_=cfg.from_,
                                connect_timeout=cfg.connect_timeout, read_timeout=cfg.read_timeout,
-                               total_timeout=cfg.total_timeout, max_size=cfg.max_size,
+                               total_timeout=cfg.total_timeout, max_size=cfg.max_size, keep_alive=cfg.keep_alive,
                                port_map={int(k): int(v) for k, v in cfg.port_map.items()})
         if not self.resume:
             for s in cfg.seeds:

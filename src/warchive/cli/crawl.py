@@ -149,4 +149,9 @@ def crawl(args: Namespace) -> int:
         progress.clear()
     if not args.quiet:
         print(c.summary(), file=sys.stderr)
+    if c.stats.fetched == 0 and c.stats.failed:
+        # a crawl that archived nothing is a failed one, whatever stopped it (a wrong seed, no network)
+        print(f"warchive crawl: error: nothing was fetched: {c.stats.failed} attempts failed "
+              f"(warchive session failed {c.session_dir} lists them)", file=sys.stderr)
+        return 1
     return 0
