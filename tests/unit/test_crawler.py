@@ -247,6 +247,29 @@ def _counts(site):
     return c
 
 
+def _in_flight(session):
+    """URLs whose "fetching" entry (the request about to go out) has no outcome after it."""
+    out = set()
+    for r in session.records():
+        open_fetch = False
+        for e in r.entries:
+            if e.kind == "fetching":
+                open_fetch = True
+            elif e.kind in ("fetch", "failed", "skipped"):
+                open_fetch = False
+        if open_fetch:
+            out.add(r.url)
+    return out
+
+
+def _fetched_twice(site, in_flight, journal):
+    """URLs the server saw more than once that were neither in flight at a kill (`in_flight`) nor
+    tried again by design (a ``failed`` entry: 429, 503, a timeout)."""
+    retried = {r.url for r in read_session(journal, skip_errors=True).records() if r.failures}
+    return {f"http://{h}{p}": n for (h, p), n in _counts(site).items()
+            if n > 1 and f"http://{h}{p}" not in in_flight | retried}
+
+
 def test_conditional_revisit_304(tmp_path):
     """A URL fetched again with the validators of its first capture: a 304 becomes a
     server-not-modified revisit referring to the first capture (replayed as a 304 alone, as
@@ -293,8 +316,9 @@ def test_screenshots_not_in_this_build(tmp_path, monkeypatch, capsys):
 
 
 def test_sigkill_then_resume(tmp_path, cdxj_indexer):
-    """Kill the crawl (SIGKILL) mid-way, resume it: nothing finished is fetched again, it completes,
-    the recovered WARCs index as cdxj-indexer indexes them and the revisits resolve."""
+    """Kill the crawl (SIGKILL) mid-way, resume it: nothing finished is fetched again, nothing is
+    requested twice but what was in flight at the kill (and the retries of 429, 503 and timeouts),
+    it completes, the recovered WARCs index as cdxj-indexer indexes them and the revisits resolve."""
     coll = tmp_path / "coll"
     with make_site() as site:
         args = [sys.executable, "-m", "warchive", "crawl", *SEEDS, "-o", str(coll), "--delay-factor", "0",
@@ -323,6 +347,7 @@ def test_sigkill_then_resume(tmp_path, cdxj_indexer):
         again = [f"http://{h.host}{h.target}" for h in after if f"http://{h.host}{h.target}" in finished]
         assert not again, f"fetched again after resume: {again}"
         assert all(h.t > killed_at for h in after)
+        assert _fetched_twice(site, _in_flight(first), str(session_dir / "session.journal")) == {}
         # the crawl is complete: everything a single crawl fetches was fetched once (and /busy twice)
         counts = _counts(site)
         for host in (f"h001.{DOMAIN}", f"h002.{DOMAIN}"):
@@ -528,6 +553,7 @@ def test_killed_three_times(tmp_path, cdxj_indexer):
                  f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--no-fsync", "--index-every", "0.2",
                  "-q", "--timeout", "3", "-c", "3"]
         args = first
+        in_flight = set()
         for threshold in (30, 70, 110):
             p = subprocess.Popen(base + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             deadline = time.time() + 60
@@ -540,6 +566,7 @@ def test_killed_three_times(tmp_path, cdxj_indexer):
             session = next((coll / "crawls").iterdir())
             s = read_session(str(session / "session.journal"), skip_errors=True)
             finished = {r.url for r in s.records() if r.state in ("fetched", "skipped") and r.status not in (429, 503)}
+            in_flight |= _in_flight(s)
             n = len(site.log)
             args = ["--resume", str(coll), "-q"]
             r = subprocess.run(base + args, capture_output=True, timeout=180) if threshold == 110 else None
@@ -552,12 +579,14 @@ def test_killed_three_times(tmp_path, cdxj_indexer):
                 if p2.poll() is None:
                     os.kill(p2.pid, signal.SIGKILL)
                 p2.wait()
+                in_flight |= _in_flight(read_session(str(session / "session.journal"), skip_errors=True))
             else:
                 assert r.returncode == 0, r.stderr.decode()
             again = [f"http://{h.host}{h.target}" for h in site.log[n:] if f"http://{h.host}{h.target}" in finished]
             assert not again, f"fetched again after resume: {again}"
         r = subprocess.run(base + ["--resume", str(coll)], capture_output=True, timeout=180)
         assert r.returncode == 0 and b"crawl complete" in r.stderr, r.stderr.decode()
+        assert _fetched_twice(site, in_flight, str(session / "session.journal")) == {}
         counts = _counts(site)
         for h in hosts:
             for path in ("/", "/page/4", "/chain/0", "/dup/b", "/calendar/2024/06", "/close.html"):
@@ -627,3 +656,123 @@ def test_politeness_holds_across_a_kill(tmp_path):
         assert len(site.log) > n
         gap = site.log[n].t - site.log[n - 1].done
         assert gap >= delay - TOLERANCE, f"first fetch after the restart {gap:.3f} s after the last one"
+
+
+# ------------------------------------------------------------------------------------------ what a kill leaves behind
+# (tests/unit/test_resume_once.py kills crawls at random moments; these set up each state a kill can
+# leave, one at a time, without a kill)
+
+
+def _kill_site_crawl(tmp_path, site, stop_after=None, **kw):
+    """An in-process crawl of crawlkill's site; with `stop_after`, stopped cleanly after that many pages."""
+    import crawlkill
+
+    c = Crawler(config(site, seeds=crawlkill.seeds(), max_hops=60, **kw), str(tmp_path / "coll"))
+    if stop_after is not None:
+        pages = []
+
+        async def hook(crawler, url, r, w):
+            pages.append(url)
+            if len(pages) >= stop_after:
+                crawler.stop()
+        c.page_hooks.append(hook)
+    asyncio.run(c.run())
+    return c
+
+
+def test_resume_with_the_seen_set_behind_the_frontier(tmp_path):
+    """The seen set reaches disk every 2 s, the frontier's log at every call: a kill can leave URLs
+    queued that the seen set does not know (here: none at all). Resumed, the crawl queues none of
+    them a second time when another page links to them: every URL is requested once (server log)."""
+    import shutil
+    import crawlkill
+
+    site, expected = crawlkill.kill_site()
+    with site:
+        c = _kill_site_crawl(tmp_path, site, stop_after=6)
+        assert len(c.frontier) > 10, "stopped too late to test anything"
+        shutil.rmtree(os.path.join(c.session_dir, "seen"))
+        asyncio.run(Crawler(None, str(tmp_path / "coll"), session_dir=c.session_dir, resume=True).run())
+        n = crawlkill.counts(site)
+    assert set(n) == expected
+    assert {k: v for k, v in n.items() if v > 1} == {}
+
+
+def test_robots_archived_as_a_revisit_is_restored(tmp_path):
+    """Two hosts serve the same robots.txt: the second is archived as a revisit. The answers a resume
+    restores are both the robots.txt served (its original's body), not an empty one (allow all)."""
+    import crawlkill
+    from warchive.capture.resume import restore_robots
+    from warchive.capture.robots_cache import RobotsCache
+
+    site, _ = crawlkill.kill_site()
+    with site:
+        c = _kill_site_crawl(tmp_path, site)
+    types = {u: t for t, u, _, _ in warc_blocks(tmp_path / "coll") if u and u.endswith("/robots.txt") and t != "request"}
+    assert sorted(types.values()) == ["response", "revisit"]
+    cache = RobotsCache(c.config.user_agent)
+    restore_robots(cache, read_session(os.path.join(c.session_dir, "session.journal")), c.archive_dir)
+    for host in crawlkill.HOSTS:
+        assert not cache.needs_fetch(f"http://{host}/p/1")
+        assert cache.cached_decision(f"http://{host}/p/1").allowed
+        assert not cache.cached_decision(f"http://{host}/private/1").allowed
+
+
+def test_digests_recovered_from_the_journal_and_the_warcs(tmp_path):
+    """A digest index that lost what it had not flushed gets every original back: from the journal
+    and the WARC records it names, or from the WARC files a resume cut (read whole). The originals
+    are those warcio reads: each 2xx response's payload digest, URI and record id."""
+    from warcio.archiveiterator import ArchiveIterator
+    import crawlkill
+    from warchive.capture.dedup import DigestIndex
+    from warchive.capture.resume import recover_digests
+
+    site, _ = crawlkill.kill_site()
+    with site:
+        c = _kill_site_crawl(tmp_path, site)
+    want = {}
+    files = sorted(str(p) for p in (tmp_path / "coll" / "archive").glob("*.warc.gz"))
+    for p in files:
+        with open(p, "rb") as f:
+            for rec in ArchiveIterator(f):
+                h = rec.rec_headers
+                if rec.rec_type == "response" and rec.http_headers is not None and \
+                        rec.http_headers.get_statuscode().startswith("2"):
+                    want[h.get_header("WARC-Payload-Digest")] = (h.get_header("WARC-Target-URI"),
+                                                                  h.get_header("WARC-Record-ID"))
+    assert len(want) > 10
+    session = read_session(os.path.join(c.session_dir, "session.journal"))
+    for i, recovered in enumerate(([], files)):
+        ix = DigestIndex(str(tmp_path / f"ix{i}"))
+        assert recover_digests(ix, session, c.archive_dir, recovered) == len(want)
+        got = {o.digest: (o.uri, o.record_id) for o in ix.items()}
+        assert got == want
+
+
+def test_recover_warcs_takes_a_file_its_warcinfo_names(tmp_path):
+    """A run killed after it opened a WARC file but before the journal named a record in it: the
+    resume knows the file by its warcinfo's description and cuts it; a file another session's
+    warcinfo names is left alone (that crawl may be writing it)."""
+    from warchive.capture.resume import recover_warcs
+    from warchive.capture.session import SessionDB
+    from warchive.warc.writer import WarcWriter
+
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    ours = WarcWriter(str(archive), "A", warcinfo={"description": "warchive crawl session s1"}, fsync=False)
+    ours.write_resource("urn:x:1", b"one", "text/plain")
+    theirs = WarcWriter(str(archive), "B", warcinfo={"description": "warchive crawl session s10"}, fsync=False)
+    theirs.write_resource("urn:x:2", b"two", "text/plain")
+    # killed between creating a file and writing its warcinfo: empty, named after the run started
+    (archive / "A-20261129225001124-00001-h.warc.gz.open").write_bytes(b"")
+    (archive / "A-20261129225001122-00002-h.warc.gz.open").write_bytes(b"")   # before: not the run's
+    journal = str(tmp_path / "session.journal")
+    with SessionDB(journal) as db:
+        db.start(config={}, t="2026-11-29T22:50:01.123456Z")
+    s = read_session(journal)
+    assert recover_warcs(str(archive), s) == []
+    opened = ours.current_files[0]
+    assert recover_warcs(str(archive), s, "warchive crawl session s1") == [opened[:-len(".open")]]
+    left = sorted(p.name for p in archive.iterdir())
+    assert left == sorted([os.path.basename(opened)[:-len(".open")], "A-20261129225001122-00002-h.warc.gz.open",
+                           os.path.basename(theirs.current_files[0])])

@@ -235,6 +235,22 @@ def test_revisit_schedule():
     assert f2.next() is None and f2.next_time() == c2.t + 50
 
 
+def test_urls_lists_leased_queued_and_scheduled():
+    """``urls()`` names every URL the frontier holds, whatever state it is in (what a resumed crawl
+    puts into its seen set): leased, queued on any host, and scheduled for a revisit."""
+    f, c = make(Politeness(min_delay=1.0))
+    for u in ("http://a.test/1", "http://a.test/2", "http://b.test/1"):
+        f.add(u)
+    f.add("http://c.test/later", due=c.t + 50)
+    leased = f.next()
+    done = f.next()
+    f.done(done)
+    held = sorted(f.urls())
+    assert leased.url in held and done.url not in held
+    assert held == sorted({"http://a.test/1", "http://a.test/2", "http://b.test/1", "http://c.test/later"} - {done.url})
+    assert len(held) == len(f) + f.inflight
+
+
 def test_ledger_records_every_lease():
     seen = []
     f, c = make(Politeness(min_delay=2.0), ledger=seen.append)

@@ -494,8 +494,8 @@ def windows(w: Optional[int]):
         return
     real_reader, real_ix = gzip_members.Reader, cdx_mod.cdx_lines.LineIndexer
 
-    def reader(source, offset=None, verify=False, window=None):   # the window asked for is overridden
-        return real_reader(source, offset=offset, verify=verify, window=w)
+    def reader(source, offset=None, verify=False, window=None, length=0):   # the window asked for is overridden
+        return real_reader(source, offset=offset, verify=verify, window=w, length=length)
 
     class _Ix:
         OK, EOF, SLOW = cdx_mod.cdx_lines.OK, cdx_mod.cdx_lines.EOF, cdx_mod.cdx_lines.SLOW

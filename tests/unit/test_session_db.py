@@ -194,6 +194,21 @@ def test_unknown_fields_and_kinds_are_kept(journal):
     assert lines_of(copy)[1:] == lines_of(journal)[1:]
 
 
+def test_fetching_is_no_outcome(journal):
+    """A ``fetching`` entry (the request is about to go out) leaves the URL pending until an outcome
+    follows: a journal cut after it names the fetch in flight."""
+    u, v = "https://a.example/", "https://a.example/b"
+    with SessionDB(journal) as db:
+        db.fetching(u)
+        db.fetched(u, 200)
+        db.fetching(v)
+    s = read_session(journal)
+    assert [e.kind for e in s.record(u).entries] == ["fetching", "fetch"]
+    assert s.record(u).state == "fetched" and s.record(v).state == "pending"
+    assert s.record(v).other == [] and "fetching" in sdb.KINDS
+    assert json.loads(lines_of(journal)[3])["kind"] == "fetching"
+
+
 def test_damaged_line_in_the_middle(journal):
     with SessionDB(journal) as db:
         db.fetched("https://a.example/", 200)

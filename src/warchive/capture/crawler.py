@@ -23,7 +23,13 @@ Order is what makes a SIGKILL harmless: outlinks reach the frontier's log before
 session says the URL is finished, so a finished URL never loses its outlinks; a URL whose
 ``F`` line the frontier lost comes back from it and is skipped because the session says it
 is finished; ``.open`` WARC files are cut after their last whole record and indexed on
-resume (lines already in a segment are not written twice).
+resume (lines already in a segment are not written twice), and the digests of what they
+hold go back into the dedup index. The seen set is synced every 2 s, the frontier's log
+at every call: on resume, every URL the frontier holds and every URL the session finished
+is added to the seen set, so a URL found again through another page is not queued twice.
+A ``fetching`` entry precedes each request: a URL with one and no outcome after it was in
+flight at the kill, and it is the only kind of URL a resume requests a second time
+(``resume-refetch`` in the crawl log; docs/cli.md, "What a kill costs").
 
 The index segments are ``crawl_index``'s, what a resumed run takes over from the killed
 one is ``resume``'s, and ``--screenshots`` is ``crawl_screenshots``'s. What is left (about
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import itertools
 import json
 import os
 import time
@@ -57,7 +64,7 @@ from .fetch import FetchResult, Fetcher
 from .frontier import Frontier, Lease
 from .links import extract_links
 from .resolve import Resolver, StaticResolver, SystemResolver
-from .resume import read_previous, recover_warcs, restore_robots
+from .resume import read_previous, recover_digests, recover_warcs, restore_robots
 from .robots_cache import UNREACHABLE, AsyncFetch, RobotsCache
 from .robots_meta import page_directives
 from .seen import open_seen
@@ -140,6 +147,7 @@ class Crawler:
         self.stats = CrawlStats()
         self._stopping = False
         self._finished_before: Set[str] = set()
+        self._interrupted: Set[str] = set()    # in flight at the kill: requested again (resume-refetch)
         self._previous: Dict[str, PreviousCapture] = {}
         self._revisit_count: Dict[str, int] = {}
         self._queued_total = 0
@@ -177,13 +185,24 @@ class Crawler:
             prev = read_previous(journal)
             self._session_snapshot = prev.session
             self._finished_before = prev.finished
+            self._interrupted = prev.interrupted
             self._resume_hosts = prev.last_fetch
-            self.recovered = recover_warcs(self.archive_dir, prev.session)
+            self.recovered = recover_warcs(self.archive_dir, prev.session, self._description())
             if self.recovered:   # index what no segment holds yet
                 self.index.add_files(self.recovered, self.archive_dir)
         self.scope = cfg.make_scope()
         self.frontier = Frontier.open(os.path.join(self.session_dir, "frontier"), cfg.politeness())
         self.seen = open_seen(os.path.join(self.session_dir, "seen"), cfg.seen)
+        if self.resume:
+            # the seen set is synced every 2 s, the frontier's log at every call: what the killed run
+            # queued or finished since its last sync would be queued again when found again
+            known = itertools.chain(self.frontier.urls(), self._finished_before)
+            while True:
+                batch = list(itertools.islice(known, 65536))
+                if not batch:
+                    break
+                self.seen.add_many(batch)
+            self.seen.sync()
         self.session = SessionDB(journal, software=f"warchive {__version__}")
         self.session.start(config=cfg.to_json(), seeds=cfg.seeds, resumed=self.resume or None,
                            retry_failed=self.retry_failed or None)
@@ -195,11 +214,15 @@ class Crawler:
         self.digests: Optional[DigestIndex] = None
         if cfg.dedup != "write":
             self.digests = DigestIndex(os.path.join(self.collection, "dedup"))
+            if self.resume and self._session_snapshot is not None:
+                # the originals the killed run wrote since its digest index was last flushed
+                recover_digests(self.digests, self._session_snapshot, self.archive_dir, self.recovered)
+                self.digests.flush()
         self.dedup = Deduplicator(self.digests, policy=cfg.dedup, min_size=cfg.dedup_min_size)
         info = {"operator": cfg.from_ or "", "robots": cfg.robots, "http-header-user-agent": cfg.user_agent,
                 "http-header-from": cfg.from_ or "", "isPartOf": os.path.basename(self.collection),
                 "dedup": cfg.dedup, "scope": json.dumps(self.scope.describe(), sort_keys=True, default=str),
-                "description": f"warchive crawl session {os.path.basename(self.session_dir)}"}
+                "description": self._description()}
         self.writer = WarcWriter(self.archive_dir, cfg.prefix, compression=cfg.compression, digest=cfg.digest,
                                  max_size=cfg.warc_max_size, on_record=self._on_record, fsync=cfg.fsync,
                                  warcinfo={k: v for k, v in info.items() if v})
@@ -215,6 +238,10 @@ class Crawler:
                 self._offer(s, "", None, seed=True)
         if self.retry_failed:
             self._requeue_failed(journal)
+
+    def _description(self) -> str:
+        """The warcinfo ``description`` of the session's WARC files (``recover_warcs`` knows them by it)."""
+        return f"warchive crawl session {os.path.basename(self.session_dir)}"
 
     async def _resume_wait(self, lease: Lease) -> Optional[str]:
         """Wait out what is left of the host's delay after its last fetch before the kill; the
@@ -352,6 +379,7 @@ class Crawler:
             return
         prev = self._previous.get(url)
         cond = conditional_headers(prev)
+        self.session.fetching(url)   # before the request: a kill from here on leaves it "in flight"
         r = await self.fetcher.fetch(url, headers=cond)
         self._dns(r, url, n)
         crawl_delay = self.robots.crawl_delay(url)
@@ -362,6 +390,9 @@ class Crawler:
         if self.shots is not None:
             self.shots.keep(url, r)
         ann = [lease.ledger.annotation()] + ([waited] if waited else [])
+        if url in self._interrupted:
+            self._interrupted.discard(url)
+            ann.append("resume-refetch")
         if lease.attempts:
             ann.insert(0, f"{lease.attempts + 1}t")
         if dd is not None and dd.annotation:
@@ -519,6 +550,7 @@ class Crawler:
 
     def _robots_fetcher(self, lease: Lease, n: int) -> AsyncFetch:
         async def fetch(target: str) -> Tuple[int, List[Tuple[str, str]], bytes, str]:
+            self.session.fetching(target)
             r = await self.fetcher.fetch(target)
             self._dns(r, target, n)
             hops = lease.hops + "P"

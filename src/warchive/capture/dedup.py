@@ -58,7 +58,7 @@ from .digest_index import DigestError, DigestIndex, Original, digest_key
 __all__ = [
     "DEFAULT_MIN_SIZE", "Decision", "Deduplicator", "DigestError", "DigestIndex", "Original", "POLICIES",
     "PreviousCapture", "SeedStats", "conditional_headers", "profile_uri", "rebuild_index", "revisit_headers", "seed",
-    "seed_from_cdx", "seed_from_warcs",
+    "seed_from_cdx", "seed_from_records", "seed_from_warcs",
 ]
 
 WRITE, REVISIT, SKIP = "write", "revisit", "skip"
@@ -428,6 +428,29 @@ def seed_from_warcs(index: DigestIndex, paths: Iterable[PathLike], *, skip_error
             if not skip_errors:
                 raise
             stats.ignore("damaged WARC (rest of file)")
+    return stats
+
+
+def seed_from_records(index: DigestIndex, places: Iterable[Tuple[PathLike, int]], *,
+                      skip_errors: bool = False) -> SeedStats:
+    """Add the originals among the records at these (WARC file, offset) places, as
+    ``seed_from_warcs`` would (a record that is not a response is counted as ignored)."""
+    stats = SeedStats()
+    for path, offset in places:
+        try:
+            with open_warc(os.fspath(path), offset=offset) as records:
+                for rec in records:
+                    if rec.type != "response":
+                        stats.ignore("not a response")
+                        break
+                    http = rec.http
+                    _offer(index, stats, rec.headers.get("WARC-Payload-Digest"), rec.target_uri, rec.date,
+                           rec.record_id, None, http.status if http is not None else None)
+                    break
+        except (ArchiveError, OSError):
+            if not skip_errors:
+                raise
+            stats.ignore("damaged or missing WARC")
     return stats
 
 

@@ -362,6 +362,17 @@ class Frontier:
     def inflight(self) -> int:
         return self._inflight
 
+    def urls(self) -> Iterator[str]:
+        """Every URL the frontier holds: leased, queued, and scheduled for a revisit (what a resumed
+        crawl puts into its seen set, so that finding one again does not queue it twice)."""
+        for lease in list(self._out.values()):
+            yield lease.url
+        for host in self._hosts.values():
+            for _, _, _, url, _ in host.records():
+                yield url
+        for _, _, rec, _, _ in self._sched:
+            yield unpack_url(rec)[3]
+
     def host_count(self) -> int:
         return len(self._hosts)
 

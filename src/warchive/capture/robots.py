@@ -1,19 +1,33 @@
-"""robots.txt as RFC 9309 defines it: parsing and matching.
+"""robots.txt parsing and matching, read the way Google's parser reads it or strictly by RFC 9309.
 
 The parser and matcher are pure functions over bytes (``parse``, ``RobotsTxt``).
 What a crawler needs around them lives beside: ``robots_cache`` (one entry per
 authority, the outcome of fetching ``/robots.txt``, a lifetime, the fetch
 protocol) and ``robots_meta`` (``<meta name="robots">`` and ``X-Robots-Tag``).
 
-Where the RFC leaves a choice, this module chooses (docs/api.md, "robots"):
+Two readings (``mode``), differing only as listed here (docs/api.md, "robots.txt", has a table):
 
-* Only the first 500 KiB are parsed (2.5); a line cut by the limit is dropped.
-* Percent-encoding: both the rule and the URL path are brought to one form
-  before comparison: non-ASCII, controls and spaces are %-encoded, %XX of an
-  unreserved character is decoded, other %XX keep their (upper-case) escape, and
-  a literal ``*`` or ``$`` in the URL compares as ``%2A`` / ``%24`` (2.2.2,
-  2.2.3). Literal reserved characters (``/ ? : =``...) are left as they are:
-  a crawler cannot tell a delimiter from data, and Google's parser does the same.
+* ``"google"`` (the default): as Google's open-source parser (google/robotstxt,
+  robots.cc, by the RFC's authors) reads a file, since sites tune their
+  robots.txt against it. A rule's non-ASCII octets are %-encoded and its
+  ``%xx`` upper-cased, nothing else; the URL path is compared as given (a
+  crawler gives it as it will be requested: ``request_path``); an ``Allow``
+  of ``.../index.htm*`` also allows its directory; keys are matched by prefix,
+  with Google's common typos; a line without a colon counts if it is two words;
+  a user-agent line names the leading run of its token characters; lines are
+  cut at 16,663 bytes; a partial UTF-8 byte order mark is skipped too.
+* ``"rfc"``: RFC 9309's grammar and sentences. Both the rule and the URL path
+  are brought to one form: non-ASCII, controls and spaces %-encoded, ``%XX`` of
+  an unreserved character decoded, other ``%XX`` kept (upper-case), a literal
+  ``*``/``$`` in the URL compared as ``%2A``/``%24`` (2.2.2, 2.2.3). Literal
+  reserved characters (``/ ? : =``...) stay as they are: a crawler cannot tell
+  a delimiter from data. Only the keys of the grammar, spelled right, with a
+  colon; a user-agent line whose value is not a product token starts a group
+  that names no crawler.
+
+In both: only the first 500 KiB are parsed (2.5; a line cut by the limit is
+dropped), ``/robots.txt`` itself is always allowed (2.2.2), longest match wins
+and ``Allow`` wins a tie.
 
 This module must not fetch, write WARCs or decide scope.
 """
@@ -22,14 +36,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from ..errors import UrlError
 
 __all__ = ["RobotsTxt", "Rule", "Group", "Ruleset", "Decision", "parse", "is_allowed", "product_token",
-           "normalize_path", "url_path", "robots_url", "header_value", "POLICIES", "MAX_BYTES", "TOKEN"]
+           "normalize_path", "google_pattern", "url_path", "request_path", "robots_url", "header_value",
+           "POLICIES", "MODES", "GOOGLE", "RFC", "MAX_BYTES", "GOOGLE_LINE_BYTES", "TOKEN"]
 
 MAX_BYTES = 500 * 1024          # RFC 9309 2.5: the parsing limit must be at least 500 KiB
+
+#: The two readings: Google's parser (the default) and RFC 9309 read strictly.
+GOOGLE = "google"
+RFC = "rfc"
+MODES = (GOOGLE, RFC)
+
+#: Bytes of one line Google's parser keeps (a buffer of 8 x 2083, the longest URL a browser took, less
+#: the terminating NUL); the rest of a longer line is ignored (robots.cc, RobotsTxtParser::Parse).
+GOOGLE_LINE_BYTES = 2083 * 8 - 1
 
 #: robots policies, as Heritrix names them: obey robots.txt and meta robots; robots.txt only; ignore both.
 POLICIES = ("obey", "robotsTxtOnly", "ignore")
@@ -86,6 +110,39 @@ def normalize_path(path: Union[str, bytes], *, pattern: bool = False) -> str:
     return out.decode("ascii")
 
 
+_GOOGLE_ESCAPES = re.compile(rb"%[0-9A-Fa-f]{2}|[\x80-\xff]")
+
+
+def _google_escape(m: "re.Match[bytes]") -> bytes:
+    t = m.group(0)
+    return t.upper() if len(t) == 3 else b"%%%02X" % t[0]
+
+
+def google_pattern(value: Union[str, bytes]) -> str:
+    """A rule path as Google's parser keeps it: octets above 0x7F %-encoded, the hex of ``%xx`` upper-cased.
+
+    Nothing else changes: ``%62`` stays ``%62`` (not ``b``), a space, ``*`` or ``$`` stays itself, a
+    stray ``%`` stays ``%``.
+    """
+    b = value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
+    if _PLAIN.match(b) and b"%" not in b:
+        return b.decode("ascii")
+    return _GOOGLE_ESCAPES.sub(_google_escape, b).decode("ascii")
+
+
+_NOT_URL_CHARS = re.compile(r"[^\x21-\x7e]+")
+
+
+def request_path(url: Union[str, bytes]) -> str:
+    """``url_path(url)`` as a crawler requests it: every run of octets outside ``!``..``~`` %-encoded (UTF-8).
+
+    This is how ``warchive.capture.fetch`` writes the request target, so a rule is matched against
+    the path actually sent. Google's parser asks its caller for the URL in this escaped form.
+    """
+    p = url_path(url)
+    return _NOT_URL_CHARS.sub(lambda m: quote(m.group(0), safe="", errors="surrogateescape"), p)
+
+
 def url_path(url: Union[str, bytes]) -> str:
     """The part of ``url`` that rules are matched against: path, params and query, no fragment.
 
@@ -128,7 +185,9 @@ def product_token(agent: str) -> str:
     """The product token of a user-agent string ("ExampleBot/2.1 (+http://...)" -> "examplebot").
 
     RFC 9309 2.2.1: a product token holds only letters, "_" and "-"; matching is case-insensitive,
-    so tokens are compared lower-cased. A user-agent line in a robots.txt is read the same way.
+    so tokens are compared lower-cased. This is the crawler's side, in both modes (HTTP's
+    User-Agent is products and comments, the first product names the crawler); a user-agent line
+    in a robots.txt is read this way by Google's parser (``mode="google"``).
     """
     m = TOKEN.match(agent.strip())
     return m.group(0).lower() if m else ""
@@ -141,12 +200,13 @@ def product_token(agent: str) -> str:
 class Rule:
     """One ``allow`` or ``disallow`` line: its pattern (normalised) and how to match it."""
 
-    __slots__ = ("pattern", "allow", "length", "_pieces", "_anchored", "line")
+    __slots__ = ("pattern", "allow", "length", "_pieces", "_anchored", "line", "origin")
 
-    def __init__(self, pattern: str, allow: bool, line: int = 0) -> None:
+    def __init__(self, pattern: str, allow: bool, line: int = 0, origin: str = "") -> None:
         self.pattern = pattern
         self.allow = allow
         self.line = line
+        self.origin = origin   # the written pattern when this rule is derived from it (Google's index.html)
         # 2.2.2: "the most specific match is the match that has the most octets" of the rule.
         self.length = len(pattern)
         self._anchored = pattern.endswith("$")
@@ -198,67 +258,91 @@ class Decision(NamedTuple):
 class Ruleset:
     """The rules that apply to one product token: the matching groups merged (RFC 9309 2.2.1)."""
 
-    __slots__ = ("rules", "crawl_delay", "agent", "matched")
+    __slots__ = ("rules", "crawl_delay", "agent", "matched", "mode")
 
-    def __init__(self, rules: Iterable[Rule], crawl_delay: Optional[float], agent: str, matched: str) -> None:
+    def __init__(self, rules: Iterable[Rule], crawl_delay: Optional[float], agent: str, matched: str,
+                 mode: str = GOOGLE) -> None:
         # Longest first; at equal length allow first (2.2.2: allow wins a tie): the first match decides.
         self.rules = sorted(rules, key=lambda r: (-r.length, not r.allow))
         self.crawl_delay = crawl_delay
         self.agent = agent
         self.matched = matched   # "agent", "*" or "none": which groups were used
+        self.mode = mode
 
     def decide(self, url: Union[str, bytes]) -> Decision:
-        path = normalize_path(url_path(url))
+        """The decision for ``url`` (absolute, or a path). In Google's reading the path is compared as
+        given, so give it %-encoded as it will be requested (``request_path``)."""
+        path = url_path(url)
+        if self.mode == RFC:
+            path = normalize_path(path)
         if path == "/robots.txt":
             return Decision(True, None, "robots.txt is implicitly allowed")
         for rule in self.rules:
             if rule.matches(path):
                 kind = "allow" if rule.allow else "disallow"
-                return Decision(rule.allow, rule, f"{kind}: {rule.pattern} (line {rule.line})")
+                via = f", from {rule.origin}" if rule.origin else ""
+                return Decision(rule.allow, rule, f"{kind}: {rule.pattern} (line {rule.line}{via})")
         return Decision(True, None, "no rule matched")
 
     def allowed(self, url: Union[str, bytes]) -> bool:
         return self.decide(url).allowed
 
 
-_KEYS = {
-    "user-agent": "user-agent", "useragent": "user-agent", "user agent": "user-agent",
-    "allow": "allow",
-    "disallow": "disallow", "dissallow": "disallow", "dissalow": "disallow", "disalow": "disallow",
-    "diasllow": "disallow", "disallaw": "disallow",
-    "crawl-delay": "crawl-delay", "crawldelay": "crawl-delay", "crawl delay": "crawl-delay",
-    "sitemap": "sitemap", "site-map": "sitemap",
-}
+# Keys as RFC 9309's grammar spells them (case-insensitive), plus the two other records read here.
+_RFC_KEYS = {"user-agent": "user-agent", "allow": "allow", "disallow": "disallow",
+             "sitemap": "sitemap", "crawl-delay": "crawl-delay"}
+# Google's parser takes a key that *starts with* one of these (so "Disallowed" is "disallow"),
+# tried in this order; the misspellings are the ones it accepts (robots.cc, ParsedRobotsKey).
+_GOOGLE_KEYS = (
+    (b"user-agent", "user-agent"), (b"useragent", "user-agent"), (b"user agent", "user-agent"),
+    (b"allow", "allow"),
+    (b"disallow", "disallow"), (b"dissallow", "disallow"), (b"dissalow", "disallow"), (b"disalow", "disallow"),
+    (b"diasllow", "disallow"), (b"disallaw", "disallow"),
+    (b"sitemap", "sitemap"), (b"site-map", "sitemap"),
+)
+# Crawl-delay is not Google's (it ignores the record); read in both modes, these spellings exactly.
+_DELAY_KEYS = frozenset((b"crawl-delay", b"crawldelay", b"crawl delay"))
 _LINES = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+_IDENTIFIER = re.compile(rb"[A-Za-z_-]+\Z")   # RFC 9309 2.2.1: identifier = 1*(%x2D / %x41-5A / %x5F / %x61-7A)
+_GOOGLE_TOKEN = re.compile(rb"[A-Za-z_-]*")
+_INDEX_HTM = "/index.htm"
 
 
 class RobotsTxt:
     """A parsed robots.txt: its groups and the rules that apply to a given product token.
 
-    ``RobotsTxt.parse(body)`` reads the bytes; ``allow_all()`` and ``disallow_all()`` stand for the
-    outcomes of a failed fetch (RFC 9309 2.3.1.3, 2.3.1.4).
+    ``RobotsTxt.parse(body, mode="google")`` reads the bytes (``mode="rfc"``: RFC 9309 strictly);
+    ``allow_all()`` and ``disallow_all()`` stand for the outcomes of a failed fetch (RFC 9309
+    2.3.1.3, 2.3.1.4).
     """
 
     def __init__(self, groups: Sequence[Group] = (), *, sitemaps: Sequence[str] = (), truncated: bool = False,
-                 disallow_everything: bool = False, size: int = 0) -> None:
+                 disallow_everything: bool = False, size: int = 0, mode: str = GOOGLE) -> None:
+        if mode not in MODES:
+            raise ValueError(f"robots.txt mode {mode!r}: one of {', '.join(MODES)}")
         self.groups = list(groups)
         self.sitemaps = list(sitemaps)
         self.truncated = truncated
         self.disallow_everything = disallow_everything
         self.size = size
+        self.mode = mode
         self._sets: Dict[str, Ruleset] = {}
 
     @classmethod
-    def allow_all(cls) -> "RobotsTxt":
-        return cls()
+    def allow_all(cls, mode: str = GOOGLE) -> "RobotsTxt":
+        return cls(mode=mode)
 
     @classmethod
-    def disallow_all(cls) -> "RobotsTxt":
-        return cls(disallow_everything=True)
+    def disallow_all(cls, mode: str = GOOGLE) -> "RobotsTxt":
+        return cls(disallow_everything=True, mode=mode)
 
     @classmethod
-    def parse(cls, data: Union[bytes, str], *, max_bytes: int = MAX_BYTES) -> "RobotsTxt":
+    def parse(cls, data: Union[bytes, str], *, max_bytes: int = MAX_BYTES, mode: str = GOOGLE) -> "RobotsTxt":
         """Parse robots.txt bytes (UTF-8; other bytes are kept as %-escapes). Never raises on content."""
+        if mode not in MODES:
+            raise ValueError(f"robots.txt mode {mode!r}: one of {', '.join(MODES)}")
+        google = mode == GOOGLE
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogateescape")
         size = len(data)
@@ -267,17 +351,22 @@ class RobotsTxt:
             data = data[:max_bytes]
             cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
             data = data[:cut + 1] if cut >= 0 else b""  # a line cut by the limit would change its meaning
-        if data.startswith(b"\xef\xbb\xbf"):
+        if data.startswith(_BOM):
             data = data[3:]
+        elif google and data[:1] == _BOM[:1]:
+            # Google skips as much of a byte order mark as the file starts with ("\xef", "\xef\xbb").
+            data = data[2:] if data[:2] == _BOM[:2] else data[1:]
         groups: List[Group] = []
         sitemaps: List[str] = []
         current: Optional[Group] = None
         in_agents = False   # True while reading the user-agent lines that start a group
         for lineno, raw in enumerate(_LINES.split(data), 1):
+            if google and len(raw) > GOOGLE_LINE_BYTES:
+                raw = raw[:GOOGLE_LINE_BYTES]   # Google keeps a long line's head and reads it as usual
             line = raw.split(b"#", 1)[0].strip()
             if not line:
                 continue  # blank lines and comments never end a group (2.2, the grammar)
-            key, value = _split_line(line)
+            key, value = _split_line(line, google)
             if key is None:
                 continue  # 2.3.1.5: lines that cannot be parsed are skipped, the rest still count
             if key == "user-agent":
@@ -285,8 +374,7 @@ class RobotsTxt:
                     current = Group()
                     groups.append(current)
                     in_agents = True
-                star = value == "*" or (value.startswith("*") and value[1:2].isspace())
-                token = "*" if star else product_token(value)
+                token = _agent_line_token(value, google)
                 if token and current is not None:
                     current.agents.append(token)
                 continue
@@ -296,7 +384,15 @@ class RobotsTxt:
                     continue  # 2.2.2: rules outside any group are ignored
                 if not value:
                     continue  # an empty pattern matches nothing
-                current.rules.append(Rule(normalize_path(value, pattern=True), key == "allow", lineno))
+                allow = key == "allow"
+                pattern = google_pattern(value) if google else normalize_path(value, pattern=True)
+                current.rules.append(Rule(pattern, allow, lineno))
+                if google and allow:
+                    # Google: allowing ".../index.htm..." allows the directory itself, ".../" exactly
+                    # (robots.cc, RobotsMatcher::HandleAllow).
+                    slash = pattern.rfind("/")
+                    if slash >= 0 and pattern.startswith(_INDEX_HTM, slash):
+                        current.rules.append(Rule(pattern[:slash + 1] + "$", True, lineno, origin=pattern))
             elif key == "crawl-delay":
                 # Not RFC 9309 (2.2.4: "other records"); it must not end the group's user-agent lines.
                 if current is not None:
@@ -307,8 +403,8 @@ class RobotsTxt:
                     if d >= 0 and d == d and d != float("inf"):
                         current.crawl_delay = d if current.crawl_delay is None else max(current.crawl_delay, d)
             elif key == "sitemap":
-                sitemaps.append(value)
-        return cls(groups, sitemaps=sitemaps, truncated=truncated, size=size)
+                sitemaps.append(value.decode("utf-8", "surrogateescape"))
+        return cls(groups, sitemaps=sitemaps, truncated=truncated, size=size, mode=mode)
 
     def rules_for(self, agent: str) -> Ruleset:
         """The merged rules for ``agent`` (a product token or a full user-agent string), cached.
@@ -321,7 +417,7 @@ class RobotsTxt:
         if rs is not None:
             return rs
         if self.disallow_everything:
-            rs = Ruleset([Rule("/", False)], None, token, "unreachable")
+            rs = Ruleset([Rule("/", False)], None, token, "unreachable", self.mode)
         else:
             groups = [g for g in self.groups if token and token != "*" and token in g.agents]
             matched = "agent"
@@ -330,7 +426,7 @@ class RobotsTxt:
                 matched = "*" if groups else "none"
             rules = [r for g in groups for r in g.rules]
             delays = [g.crawl_delay for g in groups if g.crawl_delay is not None]
-            rs = Ruleset(rules, max(delays) if delays else None, token, matched)
+            rs = Ruleset(rules, max(delays) if delays else None, token, matched, self.mode)
         self._sets[token] = rs
         return rs
 
@@ -346,31 +442,54 @@ class RobotsTxt:
         return self.rules_for(agent).crawl_delay
 
 
-def _split_line(line: bytes) -> Tuple[Optional[str], str]:
-    """``key: value`` -> (canonical key, value); (None, "") for a line that is not a record we read."""
+def _split_line(line: bytes, google: bool) -> Tuple[Optional[str], bytes]:
+    """A stripped, comment-free line -> (canonical key, value); (None, b"") for a line not read."""
     i = line.find(b":")
-    if i < 0:
-        # Google accepts "Disallow /x" (a space instead of the colon); only for keys we know.
-        parts = line.split(None, 1)
+    if i >= 0:
+        k, v = line[:i].strip(), line[i + 1:].strip()
+    elif google:
+        # Google accepts whitespace for the colon when the line is exactly two words ("Disallow /x").
+        parts = line.split()
         if len(parts) != 2:
-            return None, ""
+            return None, b""
         k, v = parts
     else:
-        k, v = line[:i], line[i + 1:]
-    key = _KEYS.get(k.strip().lower().decode("utf-8", "replace"))
-    if key is None:
-        return None, ""
-    return key, v.strip().decode("utf-8", "surrogateescape")
+        return None, b""   # RFC 9309 2.2: every record has its ":"
+    k = k.lower()
+    if k in _DELAY_KEYS:
+        return "crawl-delay", v
+    if google:
+        for prefix, key in _GOOGLE_KEYS:
+            if k.startswith(prefix):
+                return key, v
+        return None, b""
+    return _RFC_KEYS.get(k.decode("latin-1")), v
 
 
-def parse(data: Union[bytes, str], *, max_bytes: int = MAX_BYTES) -> RobotsTxt:
+def _agent_line_token(value: bytes, google: bool) -> str:
+    """What a user-agent line names: "*", a lower-cased product token, or "" (no crawler)."""
+    if google:
+        # "*" alone or followed by a space is "*"; otherwise the leading run of token characters
+        # ("Foo Bar" and "foo/1.2" name "foo"; robots.cc, RobotsMatcher::HandleUserAgent).
+        if value[:1] == b"*" and (len(value) == 1 or value[1:2].isspace()):
+            return "*"
+        m = _GOOGLE_TOKEN.match(value)
+        return m.group(0).decode("ascii").lower() if m else ""
+    # RFC 9309 2.2.1: the value is "*" or a product token; anything else names no crawler, but the
+    # line is still a user-agent line (dropping it would hand its rules to the group before).
+    if value == b"*":
+        return "*"
+    return value.decode("ascii").lower() if _IDENTIFIER.match(value) else ""
+
+
+def parse(data: Union[bytes, str], *, max_bytes: int = MAX_BYTES, mode: str = GOOGLE) -> RobotsTxt:
     """``RobotsTxt.parse``."""
-    return RobotsTxt.parse(data, max_bytes=max_bytes)
+    return RobotsTxt.parse(data, max_bytes=max_bytes, mode=mode)
 
 
-def is_allowed(data: Union[bytes, str], agent: str, url: Union[str, bytes]) -> bool:
+def is_allowed(data: Union[bytes, str], agent: str, url: Union[str, bytes], *, mode: str = GOOGLE) -> bool:
     """Is ``url`` allowed for ``agent`` by the robots.txt ``data``? (Parses every call: for one-offs.)"""
-    return RobotsTxt.parse(data).allowed(url, agent)
+    return RobotsTxt.parse(data, mode=mode).allowed(url, agent)
 
 
 def header_value(headers: Headers, name: str) -> Optional[str]:

@@ -31,7 +31,8 @@ from typing import Awaitable, Callable, Dict, Generator, List, Optional, Tuple, 
 from urllib.parse import urljoin
 
 from ..errors import ArchiveError
-from .robots import MAX_BYTES, POLICIES, Decision, Headers, RobotsTxt, header_value, product_token, robots_url
+from .robots import (GOOGLE, MAX_BYTES, MODES, POLICIES, RFC, Decision, Headers, RobotsTxt, header_value,
+                     product_token, request_path, robots_url)
 
 __all__ = ["RobotsCache", "RobotsEntry", "FOUND", "UNAVAILABLE", "UNREACHABLE", "MAX_REDIRECTS", "MAX_AGE",
            "FetchResult", "Fetch", "AsyncFetch"]
@@ -89,13 +90,18 @@ class RobotsCache:
     which case the cache follows ``Location`` up to ``max_redirects`` hops.
 
     ``clock`` (default ``time.time``) is injectable: tests move time instead of sleeping.
-    With ``policy="ignore"`` nothing is fetched and everything is allowed.
+    With ``policy="ignore"`` nothing is fetched and everything is allowed. ``mode`` is the
+    reading of the files (``robots.MODES``): ``"google"`` (the default) matches each URL as it
+    will be requested (``robots.request_path``: %-encoded as the fetcher sends it), ``"rfc"``
+    normalises both sides as RFC 9309 says.
     """
 
     def __init__(self, agent: str, *, policy: str = "obey", max_age: float = MAX_AGE,
                  retry_unreachable: float = RETRY_UNREACHABLE, stale_limit: float = STALE_LIMIT,
                  max_redirects: int = MAX_REDIRECTS, max_bytes: int = MAX_BYTES,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, mode: str = GOOGLE) -> None:
+        if mode not in MODES:
+            raise ValueError(f"robots.txt mode {mode!r}: one of {', '.join(MODES)}")
         if policy not in POLICIES:
             raise ValueError(f"robots policy {policy!r}: one of {', '.join(POLICIES)}")
         if max_age > MAX_AGE:
@@ -103,6 +109,7 @@ class RobotsCache:
         self.agent = agent
         self.token = product_token(agent)
         self.policy = policy
+        self.mode = mode
         self.max_age = max_age
         self.retry_unreachable = retry_unreachable
         self.stale_limit = stale_limit
@@ -146,7 +153,7 @@ class RobotsCache:
         return e.robots.crawl_delay(self.agent) if e is not None else None
 
     def _decide(self, e: RobotsEntry, url: str) -> Decision:
-        d = e.robots.decide(url, self.agent)
+        d = e.robots.decide(url if self.mode == RFC else request_path(url), self.agent)
         if e.status == UNREACHABLE and not e.stale:
             return Decision(False, None, f"robots.txt unreachable ({e.error or e.http_status}): everything disallowed")
         if e.status == UNAVAILABLE:
@@ -176,18 +183,18 @@ class RobotsCache:
                 if not loc:
                     return self._unreachable(rurl, now, status, chain, f"{status} without Location")
                 if hops >= self.max_redirects:
-                    return self._store(RobotsEntry(rurl, UNAVAILABLE, RobotsTxt.allow_all(), now,
+                    return self._store(RobotsEntry(rurl, UNAVAILABLE, RobotsTxt.allow_all(self.mode), now,
                                                    now + self.max_age, status, chain,
                                                    f"more than {self.max_redirects} redirects"))
                 hops += 1
                 url = urljoin(final or url, loc.strip())
                 continue
             if 200 <= status < 300:
-                rt = RobotsTxt.parse(body, max_bytes=self.max_bytes)
+                rt = RobotsTxt.parse(body, max_bytes=self.max_bytes, mode=self.mode)
                 return self._store(RobotsEntry(rurl, FOUND, rt, now, now + self.max_age, status, chain,
                                                found_at=now))
             if 400 <= status < 500 and status != 429:
-                return self._store(RobotsEntry(rurl, UNAVAILABLE, RobotsTxt.allow_all(), now,
+                return self._store(RobotsEntry(rurl, UNAVAILABLE, RobotsTxt.allow_all(self.mode), now,
                                                now + self.max_age, status, chain, f"HTTP {status}"))
             return self._unreachable(rurl, now, status, chain, f"HTTP {status}")
 
@@ -198,7 +205,7 @@ class RobotsCache:
             if now - old.found_at <= self.stale_limit:
                 return self._store(RobotsEntry(rurl, UNREACHABLE, old.robots, now, expires, status, chain, why,
                                                stale=True, found_at=old.found_at))
-        return self._store(RobotsEntry(rurl, UNREACHABLE, RobotsTxt.disallow_all(), now, expires, status, chain,
+        return self._store(RobotsEntry(rurl, UNREACHABLE, RobotsTxt.disallow_all(self.mode), now, expires, status, chain,
                                        why))
 
     def _store(self, e: RobotsEntry) -> RobotsEntry:

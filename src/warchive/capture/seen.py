@@ -15,10 +15,12 @@ candidates, and every candidate is verified against the full key kept on disk. L
 New keys wait in memory (a set, and their hashes and offsets) until ``buffer`` of them
 are there; then they become a run. Runs are merged when more than ``max_runs`` exist.
 Keys past what the runs cover are read back into memory on open, so a key written to
-``keys`` survives a SIGKILL; a torn last line is cut off. A key reaches ``keys`` no
-earlier than the next call into the set (or ``sync()``): a crawler that queues each new
-URL in the frontier before its next call never has the seen set ahead of the frontier
-log (call ``frontier.sync()`` before ``seen.sync()``).
+``keys`` survives a SIGKILL; a torn last line is cut off. A key reaches ``keys`` at
+``sync()`` or when its run is written, never before: a crawler that queues each new URL
+in the frontier (whose log is written at every call) never has the seen set ahead of
+the frontier log (call ``frontier.sync()`` before ``seen.sync()``). Behind it, it is
+after a kill: the keys added since the last ``sync()`` are lost, and a resumed crawl
+adds the frontier's URLs (``Frontier.urls``) back.
 
 ``BloomSeen`` keeps a bit array sized for a ``capacity`` and a false-positive
 rate ``fp_rate``: a URL it calls seen may be new (that URL is then not crawled) with

@@ -54,9 +54,11 @@ COMMANDS: Tuple[Command, ...] = (
     Command("recompress", "warcs", "rewrite a WARC (or an ARC, as WARC) with one gzip member (or zstd frame) per record"),
     Command("recover", "warcs", "truncate an .open WARC after its last whole record and rename it"),
     Command("crawl", "crawl", "crawl politely from seeds into a collection (WARCs, index segments, session)"),
-    Command("robots", "robots", "check URLs against a robots.txt file (RFC 9309)"),
+    Command("robots", "robots", "check URLs against a robots.txt file (as Google reads it; --rfc: RFC 9309 strictly)"),
     Command("session", "session", "what a crawl session's journal says (tables)"),
     Command("dedup-index", "dedup", "build, extend and query the digest index of writer-side dedup"),
+    Command("crawllog-revisits", "crawllog", "write the revisit records of a crawl.log's duplicate lines "
+                                             "(originals found by digest in a collection)"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 

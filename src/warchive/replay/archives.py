@@ -116,13 +116,14 @@ class Archives:
         path = self.path(filename)
         with ExitStack() as on_error:
             try:
-                it = on_error.enter_context(ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length))
+                it = ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length)
             except FileNotFoundError:
                 if not path.endswith(OPEN_SUFFIX):
                     raise
                 # the writer closed it (NAME.open renamed NAME) between looking and opening
                 path = self.path(filename)
-                it = on_error.enter_context(ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length))
+                it = ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length)
+            on_error.enter_context(it)
             rec = next(iter(it), None)
             if rec is None:
                 raise RecordFormatError(path, offset, "no record starts here",

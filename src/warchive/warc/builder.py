@@ -11,20 +11,29 @@ WARC-Payload-Digest of an HTTP record over its entity body with chunked
 transfer coding removed; non-HTTP records carry a payload digest equal to the
 block's (docs/format.md, "Writing WARC files"). This module opens no files (a
 body given as a file object is read whole).
+
+A body is bytes (or any bytes-like object), a ``str`` (written as UTF-8), a
+binary file object (read to its end) or an iterable of bytes (joined). The
+block of a response, request or revisit for an ``http:``/``https:`` URI must
+be an HTTP message (its status or request line first): anything else raises
+``WriteError`` unless the caller says ``http=False`` (and gives the block's
+``content_type``), since a body without its HTTP head cannot be replayed or
+indexed as the capture of that URL.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import dataclass
-from typing import Any, BinaryIO, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, BinaryIO, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..errors import ArchiveError
+from ..errors import ArchiveError, WriteError
 from .digest import ALGORITHMS, dechunk, digest_of, digest_one, new_hasher
 from .headers import Headers, http_head, parse_head
 from .record import new_record_id
 
-Body = Union[bytes, bytearray, memoryview, BinaryIO]
+Body = Union[bytes, bytearray, memoryview, str, BinaryIO, Iterable[bytes]]
 DateLike = Union[None, str, _dt.datetime]
 
 WARC_1_0 = "1.0"
@@ -58,11 +67,62 @@ def warc_date(when: DateLike, version: str) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+HTTP_SCHEMES = ("http:", "https:")
+# the first line of an HTTP/1.x message, read as leniently as warcio reads one (odd reason
+# phrases, lower case and non-numeric statuses are archived as received): a response's begins
+# HTTP/digit, a request's is METHOD TARGET HTTP/digit...
+_STATUS_LINE = re.compile(rb"HTTP/\d", re.IGNORECASE)
+_REQUEST_LINE = re.compile(rb"[^ \t\r\n]+[ \t]+[^ \t\r\n]+[ \t]+HTTP/\d[^\r\n]*$", re.IGNORECASE)
+
+
 def bytes_of(body: Body) -> Any:
-    """The bytes of a body given as bytes-like (kept as it is) or as a binary file (read whole)."""
+    """The bytes of a body: bytes-like (kept as it is), str (encoded as UTF-8), a binary file
+    (read to its end) or an iterable of bytes-like pieces (joined)."""
     if isinstance(body, (bytes, bytearray, memoryview)):
         return body
-    return body.read()
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    read = getattr(body, "read", None)
+    if read is not None:
+        data = read()
+        if isinstance(data, str):
+            raise ArchiveError(f"the body {body!r} is a text file: open it in binary mode ('rb')")
+        return data
+    try:
+        pieces = iter(body)
+    except TypeError:
+        raise ArchiveError(f"a body is bytes, str, a binary file or an iterable of bytes, not "
+                           f"{type(body).__name__}") from None
+    out = bytearray()
+    for p in pieces:
+        if not isinstance(p, (bytes, bytearray, memoryview)):
+            raise ArchiveError(f"an iterable body yields bytes, not {type(p).__name__}")
+        out += p
+    return bytes(out)
+
+
+def is_http_uri(uri: Optional[str]) -> bool:
+    return uri is not None and uri[:6].lower().startswith(HTTP_SCHEMES)
+
+
+def looks_http(rtype: str, block: Any) -> bool:
+    """True when ``block`` starts with an HTTP/1.x status line (response, revisit) or request
+    line (request)."""
+    line = bytes(memoryview(block)[:8192]).split(b"\n", 1)[0].rstrip(b"\r")
+    pattern = _REQUEST_LINE if rtype == "request" else _STATUS_LINE
+    return pattern.match(line) is not None
+
+
+def not_http_error(rtype: str, uri: str, block: Any, path: Optional[str] = None,
+                   offset: Optional[int] = None) -> WriteError:
+    """The error for a record of an http(s) URI whose block is not an HTTP message."""
+    what = "request line (GET / HTTP/1.1)" if rtype == "request" else "status line (HTTP/1.1 200 OK)"
+    start = bytes(memoryview(block)[:40])
+    return WriteError(path, offset,
+                      f"the block of a {rtype} record for {uri!r} is not an HTTP message: it starts "
+                      f"{start!r}, not with a {what}",
+                      "give the message as sent or received, head and body; write_resource for a "
+                      "document without its HTTP head; or http=False with its content_type")
 
 
 def split_http(message: Any) -> Tuple[int, Optional[Headers]]:
@@ -86,6 +146,7 @@ class WarcRecord:
     version: str = WARC_1_1
     http: Optional[Headers] = None              # the block's HTTP head, parsed
     http_length: int = 0                        # bytes of the HTTP head in the block
+    raw_head: Optional[bytes] = None            # a copied record's WARC head as it was read
 
     def get(self, name: str) -> Optional[str]:
         low = name.lower()
@@ -99,6 +160,8 @@ class WarcRecord:
         return self.get("WARC-Record-ID") or ""
 
     def head_bytes(self) -> bytes:
+        if self.raw_head is not None:
+            return self.raw_head
         lines = [f"WARC/{self.version}\r\n"]
         lines.extend(f"{k}: {v}\r\n" for k, v in self.fields)
         lines.append("\r\n")
@@ -127,6 +190,7 @@ class RecordBuilder:
         new_hasher(digest)  # fail now when blake3 is not installed
         self.version = version
         self.digest = digest
+        self.path: Optional[str] = None     # named by the errors it raises (the writer's output)
 
     # -- the common part
     def _record(self, rtype: str, uri: Optional[str], block: Any, content_type: Optional[str], *,
@@ -181,47 +245,70 @@ class RecordBuilder:
 
     def response(self, uri: str, message: Body, *, date: DateLike = None, ip: Optional[str] = None,
                  concurrent_to: Optional[str] = None, content_type: Optional[str] = None,
-                 record_id: Optional[str] = None,
-                 extra: Optional[Sequence[Tuple[str, str]]] = None) -> WarcRecord:
+                 record_id: Optional[str] = None, extra: Optional[Sequence[Tuple[str, str]]] = None,
+                 http: Optional[bool] = None) -> WarcRecord:
         """A response record: ``message`` is the whole response as received (head and body, any
         Transfer-Encoding and Content-Encoding intact). For http(s) URIs the block is
-        application/http and the payload digest is over the de-chunked body; other URIs need
-        ``content_type`` and their payload is the whole block."""
+        application/http and the payload digest is over the de-chunked body (a block that is
+        not an HTTP message raises WriteError); ``http=False``, or a URI of another scheme,
+        needs ``content_type`` and the payload is the whole block."""
         return self._exchange_record("response", uri, message, HTTP_RESPONSE, date, ip, concurrent_to,
-                                     content_type, record_id, extra)
+                                     content_type, record_id, extra, http)
 
     def request(self, uri: str, message: Body, *, date: DateLike = None, ip: Optional[str] = None,
                 concurrent_to: Optional[str] = None, content_type: Optional[str] = None,
-                record_id: Optional[str] = None,
-                extra: Optional[Sequence[Tuple[str, str]]] = None) -> WarcRecord:
+                record_id: Optional[str] = None, extra: Optional[Sequence[Tuple[str, str]]] = None,
+                http: Optional[bool] = None) -> WarcRecord:
         """A request record: ``message`` is the request as sent (head and body)."""
         return self._exchange_record("request", uri, message, HTTP_REQUEST, date, ip, concurrent_to,
-                                     content_type, record_id, extra)
+                                     content_type, record_id, extra, http)
+
+    def _is_http(self, rtype: str, uri: str, block: Any, http: Optional[bool], content_type: Optional[str],
+                 http_type: str) -> bool:
+        """Whether the block is written as an HTTP message: yes for http(s) URIs unless
+        ``http=False``, and then it must be one (WriteError); ``http=True`` for any URI."""
+        if http is False:
+            return False
+        if http is None and not is_http_uri(uri):
+            return False
+        if content_type not in (None, http_type):
+            raise WriteError(self.path, None, f"a {rtype} record for {uri!r} with Content-Type "
+                             f"{content_type!r} is not an HTTP message",
+                             "pass http=False to write its block as that type")
+        if not looks_http(rtype, block):
+            raise not_http_error(rtype, uri, block, self.path)
+        return True
 
     def _exchange_record(self, rtype: str, uri: str, message: Body, http_type: str, date: DateLike,
                          ip: Optional[str], concurrent_to: Optional[str], content_type: Optional[str],
-                         record_id: Optional[str], extra: Optional[Sequence[Tuple[str, str]]]) -> WarcRecord:
+                         record_id: Optional[str], extra: Optional[Sequence[Tuple[str, str]]],
+                         http: Optional[bool] = None) -> WarcRecord:
         block = bytes_of(message)
         links = [("WARC-IP-Address", ip or ""), ("WARC-Concurrent-To", concurrent_to or "")]
-        is_http = uri.lower().startswith(("http:", "https:")) and content_type in (None, http_type)
+        is_http = self._is_http(rtype, uri, block, http, content_type, http_type)
         if not is_http:
             if not content_type:
-                raise ArchiveError(f"a {rtype} record for {uri!r} (not http) needs a content_type")
+                raise ArchiveError(f"a {rtype} record for {uri!r} whose block is not an HTTP message "
+                                   "needs a content_type")
+            # under an http(s) URI readers take the first line for an HTTP head: no payload is claimed
+            payload = None if is_http_uri(uri) else digest_one(self.digest, block)
             return self._record(rtype, uri, block, content_type, date=date, record_id=record_id, links=links,
-                                extra=extra, payload_digest=digest_one(self.digest, block))
-        n, http = split_http(block)
+                                extra=extra, payload_digest=payload)
+        n, head = split_http(block)
         return self._record(rtype, uri, block, http_type, date=date, record_id=record_id, links=links,
-                            extra=extra, payload_digest=self.payload_digest_of(block, n, http),
-                            http=http, http_length=n)
+                            extra=extra, payload_digest=self.payload_digest_of(block, n, head),
+                            http=head, http_length=n)
 
     def revisit(self, uri: str, http_message: Optional[Body], *, payload_digest: Optional[str],
                 refers_to: Optional[str] = None, refers_to_uri: Optional[str] = None,
                 refers_to_date: Optional[str] = None, profile: str = "identical-payload-digest",
                 date: DateLike = None, ip: Optional[str] = None, concurrent_to: Optional[str] = None,
-                record_id: Optional[str] = None,
-                extra: Optional[Sequence[Tuple[str, str]]] = None) -> WarcRecord:
+                record_id: Optional[str] = None, extra: Optional[Sequence[Tuple[str, str]]] = None,
+                http: Optional[bool] = None) -> WarcRecord:
         """A revisit record whose block is the HTTP head of ``http_message`` only (its body, if
-        given, is dropped), as warcio and Heritrix write them.
+        given, is dropped), as warcio and Heritrix write them; ``http_message`` None: an empty
+        block. For an http(s) URI it must be an HTTP response (WriteError), unless ``http=False``:
+        then it is the block, whole.
 
         ``payload_digest`` is the original's WARC-Payload-Digest (required for
         identical-payload-digest); ``refers_to`` its WARC-Record-ID,
@@ -236,18 +323,24 @@ class RecordBuilder:
         if profile_uri.endswith("identical-payload-digest") and not payload_digest:
             raise ArchiveError("an identical-payload-digest revisit needs the original's payload digest")
         block: Any = b""
-        http = None
         n = 0
+        head = None
         if http_message is not None:
             msg = bytes_of(http_message)
-            n, http = split_http(msg)
-            block = bytes(memoryview(msg)[:n])
+            if not len(msg):
+                pass
+            elif self._is_http("revisit", uri, msg, http, None, HTTP_RESPONSE):
+                n, head = split_http(msg)
+                block = bytes(memoryview(msg)[:n])
+            else:
+                block = msg
         links = [("WARC-IP-Address", ip or ""), ("WARC-Concurrent-To", concurrent_to or ""),
                  ("WARC-Refers-To", refers_to or ""), ("WARC-Refers-To-Target-URI", refers_to_uri or ""),
                  ("WARC-Refers-To-Date", refers_to_date or ""), ("WARC-Profile", profile_uri)]
-        return self._record("revisit", uri, block, HTTP_RESPONSE if block else None, date=date,
+        ctype = (HTTP_RESPONSE if head is not None else "application/octet-stream") if block else None
+        return self._record("revisit", uri, block, ctype, date=date,
                             record_id=record_id, links=links, extra=extra, payload_digest=payload_digest,
-                            http=http, http_length=n)
+                            http=head, http_length=n)
 
     def metadata(self, uri: Optional[str], body: Body, content_type: str = WARC_FIELDS, *,
                  refers_to: Optional[str] = None, concurrent_to: Optional[str] = None, date: DateLike = None,

@@ -24,7 +24,7 @@ else (structure, dates and file damage are warchive.warc.check's).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .defects import ARC_VERSION_BLOCK
 from .digest import CHECKED, Dechunker, Digest, DigestError, new_hasher
@@ -87,8 +87,10 @@ def _expected(rec: Record, name: str, notes: List[Note]) -> Optional[Digest]:
     return d
 
 
-def verify_digests(rec: Record) -> List[Note]:
+def verify_digests(rec: Record, sink: Optional[Callable[[bytes], Any]] = None) -> List[Note]:
     """Read the block of ``rec`` (which must not have been read yet) and judge its digests.
+    ``sink``: called with each piece of the block as it is read (the whole block is then read
+    even when the record carries no digest; the writer's copy keeps it so).
 
     Damage met while reading (a record cut short, a bad gzip member) is raised, as the reader
     raises it."""
@@ -110,7 +112,7 @@ def verify_digests(rec: Record) -> List[Note]:
         if rec.http is not None and "chunked" in (rec.http.get("Transfer-Encoding") or "").lower():
             raw_h = new_hasher(payload_want.algorithm)
             dechunker = Dechunker()
-    if block_h is None and payload_h is None:
+    if block_h is None and payload_h is None and sink is None:
         return notes
     head_len = rec._payload - rec._block
     stream = rec.block()
@@ -119,6 +121,8 @@ def verify_digests(rec: Record) -> List[Note]:
         buf = stream.read(CHUNK)
         if not buf:
             break
+        if sink is not None:
+            sink(buf)
         if block_h is not None:
             block_h.update(buf)
         if payload_h is not None and seen + len(buf) > head_len:

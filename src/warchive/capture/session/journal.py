@@ -184,6 +184,13 @@ class SessionDB:
                                                 ("config", dict(config) if config is not None else {}),
                                                 ("seeds", list(seeds))], extra)
 
+    def fetching(self, url: str, *, t: Optional[str] = None, **extra: Any) -> int:
+        """The request for `url` is about to be sent: written before it goes out, so that a journal
+        cut short by a kill names every fetch that was in flight (a ``fetching`` entry with no
+        ``fetch``, ``failed`` or ``skipped`` entry after it). It is no outcome: the URL stays
+        "pending" until one follows."""
+        return self._entry("fetching", url, t, (), extra)
+
     def fetched(self, url: str, status: int, *, hop: Optional[str] = None, location: Optional[str] = None,
                 content_type: Optional[str] = None, size: Optional[int] = None, etag: Optional[str] = None,
                 last_modified: Optional[str] = None, duration: Optional[float] = None,

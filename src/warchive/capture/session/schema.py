@@ -4,6 +4,7 @@ The file (docs/format.md, "Session journals", is the full specification)::
 
     {"warchive-session":1,"created":"2026-11-29T22:50:01.123456Z","software":"warchive 0.1.0"}
     {"kind":"session","t":"...","software":"warchive 0.1.0","config":{...},"seeds":["https://a.example/"]}
+    {"kind":"fetching","url":"https://a.example/","t":"..."}
     {"kind":"fetch","url":"https://a.example/","t":"...","status":301,"location":"https://a.example/en/"}
     {"kind":"record","url":"https://a.example/","t":"...","type":"response","warc":"WA-....warc.gz","offset":0,"length":612}
     {"kind":"fetch","url":"https://a.example/","hop":"https://a.example/en/","t":"...","status":200,...}
@@ -38,7 +39,7 @@ SOFTWARE = f"warchive {__version__}"
 DUPLICATE = "duplicate"
 
 #: The entry kinds this version writes and understands (others are kept as they are).
-KINDS = ("session", "fetch", "record", "failed", "skipped", "saved", "converted", "outlinks")
+KINDS = ("session", "fetching", "fetch", "record", "failed", "skipped", "saved", "converted", "outlinks")
 
 
 class SessionWarning(UserWarning):
