@@ -9,11 +9,12 @@ starts. Each check raises an ArchiveError child (or FileNotFoundError) whose mes
 the path as given, which warchive.cli.run_command prints as one line (exit status 1).
 
 This module is imported by `warchive index` (warchive.cli.index): it must import nothing
-but os and warchive.errors.
+but errno, os and warchive.errors.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Iterable
 
@@ -64,5 +65,7 @@ def output_file(path: str) -> None:
     if os.path.isdir(path):
         raise ArchiveError(f"{path}: a directory (give the name of the file to write)")
     parent = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
     if not os.path.isdir(parent):
         raise ArchiveError(f"{path}: its directory {os.path.dirname(path) or parent} does not exist")
