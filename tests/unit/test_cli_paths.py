@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterator, List, Tuple
@@ -46,7 +47,8 @@ ROLES: Dict[str, Tuple[str, ...]] = {
     "new": ("file",),                                            # a directory made or added to
     "fresh": ("file", "directory"),                              # a directory made (none there yet)
     "digests": ("directory", "missing", "empty"),                # an existing digest index
-    "journal": ("directory", "missing", "empty", "png", "text", "warc"),   # journal, crawl dir or collection
+    "journal": ("directory", "collection", "missing", "empty", "png", "text", "warc"),   # journal, crawl dir or
+                                                                                         # collection
     "dir": ("missing", "empty"),                                 # a directory read
     "file": ("directory", "missing"),                            # a file read, whatever it holds
     "log": ("directory", "missing", "empty", "png", "warc"),     # a crawl.log
@@ -143,6 +145,10 @@ def make(kind: str, where: Path, ext: str, tmp: Path) -> Path:
         p = where / "a_dir"
         p.mkdir()
         (p / "notes.txt").write_bytes(TEXT)
+    elif kind == "collection":   # without a crawl
+        p = where / "a_coll"
+        (p / "archive").mkdir(parents=True)
+        (p / "indexes").mkdir()
     elif kind == "missing":
         p = where / ("not_there" + ext)
     elif kind == "missing parent":
@@ -212,8 +218,8 @@ def _problem(rc: int, out: str, err: str, path: Path, before: Dict[str, str], af
         return "a traceback"
     if rc not in (1, 2):
         return f"exit status {rc}"
-    if str(path) not in err:
-        return "stderr does not name the path"
+    if not re.search(re.escape(str(path)) + r"(:| at byte | line | exists| \(block)", err):
+        return "stderr does not name the path"   # (as what is wrong, not inside another path)
     if err.strip().count("\n") > 1:
         return "more than two lines on stderr"
     if out:
@@ -267,8 +273,10 @@ def test_the_walk_fails_where_it_should(site: Path, capsys: pytest.CaptureFixtur
     out, err = capsys.readouterr()
     assert _problem(rc, out, err, good, before, tree(site)) == "exit status 0"
     assert _problem(1, "", "warchive: error: x\n", good, before, before) == "stderr does not name the path"
-    assert _problem(1, "", f"{good}\nTraceback\n", good, before, before) == "a traceback"
-    assert _problem(1, "", f"{good}\n1\n2\n", good, before, before) == "more than two lines on stderr"
-    assert _problem(1, "x", f"{good}\n", good, before, before) == "output on stdout"
-    assert _problem(1, "", f"{good}\n", good, before, {**before, "x.tmp": "0"}).startswith("files left behind")
+    assert _problem(1, "", f"warchive: error: {good}/x: Not a directory\n", good, before, before) == \
+        "stderr does not name the path"
+    assert _problem(1, "", f"{good}: x\nTraceback\n", good, before, before) == "a traceback"
+    assert _problem(1, "", f"{good}: x\n1\n2\n", good, before, before) == "more than two lines on stderr"
+    assert _problem(1, "x", f"{good}: x\n", good, before, before) == "output on stdout"
+    assert _problem(1, "", f"{good}: x\n", good, before, {**before, "x.tmp": "0"}).startswith("files left behind")
     assert _problem(1, "", f"warchive: error: {good}: bad\n", good, before, before) == ""

@@ -10,6 +10,7 @@ import sys
 from argparse import ArgumentParser, Namespace
 
 from ..collection import Collection
+from ..errors import FileError
 from . import paths
 
 
@@ -43,7 +44,10 @@ def add(args: Namespace) -> int:
     Prints the new segment's path (or "nothing to index")."""
     paths.collection(args.coll)
     paths.archives(args.warcs, walks=False)
-    seg = Collection(args.coll).add(args.warcs, link=args.link, jobs=max(1, args.jobs))
+    try:
+        seg = Collection(args.coll).add(args.warcs, link=args.link, jobs=max(1, args.jobs))
+    except FileError as e:   # the reader's remedy names index's options
+        raise e.restated("nothing was added; warchive check says what is wrong with the file") from None
     print(seg or "nothing to index", file=sys.stderr)
     return 0
 

@@ -20,7 +20,7 @@ from argparse import ArgumentParser, Namespace
 from typing import Any, Dict, List
 
 from ..capture import crawler as crawler_module
-from ..capture.crawl_config import CrawlConfig
+from ..capture.crawl_config import CrawlConfig, CrawlError
 from ..capture.crawler import Crawler, read_config
 from .progress import Progress
 from ..capture.session import latest_session
@@ -175,6 +175,8 @@ def crawl(args: Namespace) -> int:
             raise UsageError("give SEEDS and -o COLLECTION (or --resume SESSION)")
         if args.retry_failed:
             raise UsageError("--retry-failed goes with --resume")
+        if os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise CrawlError(f"{args.output}: a file, not a collection directory")
         c = Crawler(crawl_config(args), args.output)
     progress = Progress(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     c.progress = progress

@@ -84,6 +84,8 @@ def index(args: Any) -> int:
                         skip_errors=args.skip_errors, dir_root=args.dir_root, strict=args.strict,
                         surt_options=surt_options or None)
     paths.archives(args.inputs, lenient=args.skip_errors, remedy=SKIP_EMPTY)
+    if args.output:
+        paths.output_file(args.output)
     jobs = max(1, args.jobs)
     if jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
         one_malloc_arena()
@@ -116,6 +118,8 @@ def _fields(args: Any) -> int:
     types = None if args.records in (None, "all") else args.records.split(",")
     opts = IndexOptions(verify=args.verify, skip_errors=args.skip_errors, strict=args.strict)
     paths.archives(args.inputs, lenient=args.skip_errors, remedy=SKIP_EMPTY)
+    if args.output:
+        paths.output_file(args.output)
     total = FileStats()
     if args.output:
         with AtomicOutput(args.output) as out:

@@ -10,7 +10,7 @@ import os
 from argparse import ArgumentParser, ArgumentTypeError, Namespace
 from typing import Sequence
 
-from ..errors import ArchiveError
+from ..errors import ArchiveError, FileError
 from ..index.rix import write_record_index
 from ..index.segment import build_segment
 from ..index.sort import merge_files, sort_files
@@ -107,5 +107,8 @@ def record_index(args: Namespace) -> int:
     indexes"): what resolves revisits by WARC-Refers-To and URL-agnostic digests."""
     paths.archives(args.inputs)
     paths.output_file(args.output)
-    write_record_index(args.inputs, args.output, dir_root=args.dir_root)
+    try:
+        write_record_index(args.inputs, args.output, dir_root=args.dir_root)
+    except FileError as e:   # the reader's remedy names index's options
+        raise e.restated("warchive check says what is wrong with the file") from None
     return 0
