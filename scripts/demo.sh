@@ -12,6 +12,7 @@ $W index samples/ -o samples.cdxj
 echo "[demo] samples.cdxj: $(wc -l < samples.cdxj) capture lines from $(find samples -name '*.warc.gz' | wc -l) WARC files; the first three:"
 head -n 3 samples.cdxj
 rm -rf collections/samples
+$W init collections/samples
 $W add collections/samples samples/docs-python/*.warc.gz
 URL=http://docs.python.org/3.11/index.html
 echo "[demo] warchive lookup $URL collections/samples   (a capture and a later revisit of it):"

@@ -81,26 +81,37 @@ class Collection:
         keys them (POST and PUT captures with their request bodies, `__wb_method=...`, so that
         replay finds them). The index already there is not rewritten (`compact` merges segments
         later). Returns the segment's path (None
-        when the files held nothing to index)."""
+        when the files held nothing to index).
+
+        The files are indexed where they are (their base names are the filenames of the lines)
+        and placed only then: a file that is missing, damaged or clashes is an error before
+        anything is copied."""
+        for w in warcs:
+            self._clash(w)
+        lines: List[bytes] = []
+        sorter = LineSorter()
+        index_paths(list(warcs), sorter.add, IndexOptions(verify=verify, post_append=True), jobs=jobs)
+        sorter.finish(lambda b: lines.extend(b.splitlines()))
         os.makedirs(self.archive_dir, exist_ok=True)
         os.makedirs(os.path.join(self.path, "indexes"), exist_ok=True)
         self.index_dir = index_dir_of(self.path)
         placed = [self._place(w, link) for w in warcs]
-        lines: List[bytes] = []
-        sorter = LineSorter()
-        index_paths(placed, sorter.add, IndexOptions(verify=verify, dir_root=self.archive_dir, post_append=True), jobs=jobs)
-        sorter.finish(lambda b: lines.extend(b.splitlines()))
         if not lines:
             return None
         seg = self.new_segment_name("add")
         write_segment(lines, seg, source=", ".join(placed))
         return seg
 
+    def _clash(self, warc: str) -> None:
+        """An ArchiveError if COLL/archive/ holds a file of this name with other bytes."""
+        dst = os.path.join(self.archive_dir, os.path.basename(warc))
+        if os.path.exists(dst) and not filecmp.cmp(warc, dst, shallow=False):
+            raise ArchiveError(f"{dst} exists with other content; rename {warc} before adding it")
+
     def _place(self, warc: str, link: bool) -> str:
         dst = os.path.join(self.archive_dir, os.path.basename(warc))
         if os.path.exists(dst):
-            if not filecmp.cmp(warc, dst, shallow=False):
-                raise ArchiveError(f"{dst} exists with other content; rename {warc} before adding it")
+            self._clash(warc)
         elif link:
             os.link(warc, dst)
         else:

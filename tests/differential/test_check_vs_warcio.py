@@ -14,7 +14,9 @@ files and the check cases of tests/checkgen.py:
   without naming a record, warchive reports a problem at or after the last
   record warcio read.
 - a file warcio passes, warchive passes — or each problem it reports is a
-  real defect that warcio does not look for (``REAL_DEFECTS``, with why).
+  real defect that warcio does not look for (``REAL_DEFECTS``, with why);
+  but an empty file, which warcio passes, warchive fails (docs/cli.md,
+  "Paths": an empty WARC named on the command line is an error).
 
 Producer defects that warchive names (Wget's revisit block digests, payload
 digests over the chunked body) leave a file passing, as warcio passes it;
@@ -216,6 +218,11 @@ def archive(request, corpus, check_cases):
 def test_check_vs_warcio(archive):
     theirs = warcio_check(archive)
     run = warchive_check(archive, "-v")
+    if archive.stat().st_size == 0:   # named on the command line, an empty file is an error (docs/cli.md,
+        # "Paths"), where warcio passes it: there are no records to compare
+        assert theirs.status == 0 and not theirs.records, theirs
+        assert run.returncode == 1 and f"{archive}: empty file" in run.stderr, run.stderr
+        return
     ours = our_problems(run.stderr, archive)
     assert run.returncode in (0, 1), run.stderr
     assert (run.returncode == 1) == bool(ours), run.stderr

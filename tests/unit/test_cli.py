@@ -47,6 +47,7 @@ def test_cdx_help_lists_every_api_parameter():
 
 def test_cdx_parameters_reach_the_engine(tmp_path):
     coll = tmp_path / "web"
+    assert _cli("init", coll).returncode == 0
     r = _cli("add", coll, FIRST_CRAWL)
     assert r.returncode == 0, r.stderr
     r = _cli("cdx", coll, "--url", "docs.python.org/3.11/*", "--filter", "=mime:text/css", "--filter",
@@ -94,6 +95,7 @@ def test_docs_have_a_section_for_every_command():
 
 def test_serve_says_where_it_listens_and_logs_requests(tmp_path):
     root = tmp_path / "colls"
+    assert _cli("init", root / "web").returncode == 0
     assert _cli("add", root / "web", FIRST_CRAWL).returncode == 0
     proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)   # logging by default
@@ -131,6 +133,7 @@ def test_serve_says_where_it_listens_and_logs_requests(tmp_path):
 
 def test_serve_without_the_access_log_logs_no_request(tmp_path):
     root = tmp_path / "colls"
+    assert _cli("init", root / "web").returncode == 0
     assert _cli("add", root / "web", FIRST_CRAWL).returncode == 0
     proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", "0",
                              "--no-access-log"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -156,6 +159,7 @@ def test_serve_without_the_access_log_logs_no_request(tmp_path):
 
 def test_serve_names_a_broken_collection_and_serves_the_others(tmp_path):
     root = tmp_path / "colls"
+    assert _cli("init", root / "web").returncode == 0
     assert _cli("add", root / "web", FIRST_CRAWL).returncode == 0
     assert _cli("init", root / "bad").returncode == 0
     (root / "bad" / "indexes" / "x.seg").write_bytes(b"not a segment")

@@ -537,6 +537,54 @@ def test_resume_skips_what_the_session_says_is_finished(tmp_path):
         assert len(site.log) == n and stats.skipped == 2 and stats.fetched == 0
 
 
+def _star_site(host: str) -> Site:
+    """/ links to /p1../p5, each /pN to /qN (which link nowhere)."""
+    site = Site()
+    ct = [("Content-Type", "text/html")]
+    site.add(host, "/robots.txt", response_bytes(404, b""))
+    site.add(host, "/", response_bytes(200, html("r", "".join(f'<a href="/p{i}">p</a>' for i in range(1, 6))), ct))
+    for i in range(1, 6):
+        site.add(host, f"/p{i}", response_bytes(200, html("p", f'<a href="/q{i}">q</a>'), ct))
+        site.add(host, f"/q{i}", response_bytes(200, html("q", "<p>q</p>"), ct))
+    return site
+
+
+def _pages(site: Site) -> list:
+    return sorted({h.target for h in site.log if h.target != "/robots.txt"})
+
+
+def test_resume_keeps_the_session_limits(tmp_path, capsys):
+    """--max-urls counts what the whole session queued: a crawl stopped after its first page, then
+    resumed, queues no more than the first run's limit left; --max-urls given with --resume
+    replaces the session's, which keeps it (config.json) for the next resume."""
+    from warchive.cli import main
+
+    host = "m." + DOMAIN
+    site = _star_site(host)
+    coll = tmp_path / "c"
+    with site:
+        c = Crawler(config(site, seeds=[f"http://{host}/"], max_urls=4), str(coll))
+
+        async def stop_after_first(crawler, url, r, w):
+            crawler.stop()
+        c.page_hooks.append(stop_after_first)
+        asyncio.run(c.run())
+        assert _pages(site) == ["/"]     # queued: /, /p1, /p2, /p3 (the limit: 4 URLs)
+        asyncio.run(Crawler(None, str(coll), session_dir=c.session_dir, resume=True).run())
+        assert _pages(site) == ["/", "/p1", "/p2", "/p3"]   # /qN found, but the session had queued 4
+
+        site.clear_log()
+        c = Crawler(config(site, seeds=[f"http://{host}/"], max_urls=4), str(tmp_path / "d"))
+        c.page_hooks.append(stop_after_first)
+        asyncio.run(c.run())
+        assert main(["crawl", "--resume", c.session_dir, "-q", "--max-urls", "6"]) == 0
+        # /p1../p3 queued by the first run, then the first two /qN their pages link to
+        assert len(_pages(site)) == 6 and {"/", "/p1", "/p2", "/p3"} <= set(_pages(site))
+        with open(os.path.join(c.session_dir, "config.json")) as f:
+            assert json.load(f)["max_urls"] == 6
+    capsys.readouterr()
+
+
 @pytest.mark.slow
 def test_killed_three_times(tmp_path, cdxj_indexer):
     """Five hosts, SIGKILL three times at different points, resumed each time: nothing finished

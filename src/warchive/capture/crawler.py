@@ -72,7 +72,7 @@ from .session import Session, SessionDB, read_session
 from .session.dirs import CONFIG, JOURNAL, latest_session
 from .session.schema import now as _now_iso
 
-__all__ = ["CrawlConfig", "Crawler", "CrawlStats", "CrawlError", "screenshots_available", "ROBOTS_SKIP",
+__all__ = ["CrawlConfig", "Crawler", "CrawlStats", "CrawlError", "read_config", "screenshots_available", "ROBOTS_SKIP",
            "SCOPE_SKIP", "PREREQ_FAILED"]
 
 ROBOTS_SKIP = -9998      # Heritrix: blocked by robots.txt
@@ -111,12 +111,24 @@ def _date(t: float) -> datetime:
     return datetime.fromtimestamp(t, timezone.utc)
 
 
+def read_config(session_dir: str) -> CrawlConfig:
+    """The settings a session was started with (or last resumed with): its ``config.json``."""
+    path = os.path.join(session_dir, CONFIG)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return CrawlConfig.from_json(json.load(f))
+    except (ValueError, TypeError, AttributeError) as e:
+        raise CrawlError(f"{path}: not the settings of a crawl ({e})") from None
+
+
 class Crawler:
     """One crawl session of a collection. ``await crawler.run()`` crawls until the frontier is
     empty (or ``stop()``) and returns the ``CrawlStats``.
 
     ``session_dir`` is where the session lives (default ``COLL/crawls/<UTC time>``); with
-    ``resume`` it must hold a session (its ``config.json`` replaces ``config``). ``resolver``
+    ``resume`` it must hold a session, whose ``config.json`` is the configuration unless
+    ``config`` is given (then ``config.json`` becomes it: a later resume takes it up). The
+    limits count what the session did before: ``max_urls`` what all its runs queued. ``resolver``
     overrides the one ``config.resolve`` makes. ``progress`` is called about once a second
     with the crawler (the CLI's display).
     """
@@ -127,11 +139,13 @@ class Crawler:
         self.collection = os.path.abspath(collection)
         self.archive_dir = os.path.join(self.collection, "archive")
         self.index_dir = os.path.join(self.collection, "indexes")
+        self._new_config = False   # a resume with other settings: config.json is rewritten
         if resume:
             if session_dir is None:
                 session_dir = latest_session(self.collection)
-            with open(os.path.join(session_dir, CONFIG), encoding="utf-8") as f:
-                config = CrawlConfig.from_json(json.load(f))
+            stored = read_config(session_dir)
+            self._new_config = config is not None and config != stored
+            config = config if config is not None else stored
         elif config is None:
             raise CrawlError("a new crawl needs a configuration (seeds)")
         elif session_dir is None:
@@ -147,6 +161,7 @@ class Crawler:
         self.stats = CrawlStats()
         self._stopping = False
         self._finished_before: Set[str] = set()
+        self._not_queued: Set[str] = set()     # finished, but never queued (not in the seen set)
         self._interrupted: Set[str] = set()    # in flight at the kill: requested again (resume-refetch)
         self._previous: Dict[str, PreviousCapture] = {}
         self._revisit_count: Dict[str, int] = {}
@@ -182,9 +197,13 @@ class Crawler:
         else:
             if not os.path.exists(journal):
                 raise CrawlError(f"{journal}: no session journal to resume")
+            if self._new_config:
+                with AtomicOutput(cfg_path) as out:
+                    out.write(json.dumps(cfg.to_json(), indent=1, sort_keys=True).encode("utf-8"))
             prev = read_previous(journal)
             self._session_snapshot = prev.session
             self._finished_before = prev.finished
+            self._not_queued = prev.not_queued
             self._interrupted = prev.interrupted
             self._resume_hosts = prev.last_fetch
             self.recovered = recover_warcs(self.archive_dir, prev.session, self._description())
@@ -196,13 +215,14 @@ class Crawler:
         if self.resume:
             # the seen set is synced every 2 s, the frontier's log at every call: what the killed run
             # queued or finished since its last sync would be queued again when found again
-            known = itertools.chain(self.frontier.urls(), self._finished_before)
+            known = itertools.chain(self.frontier.urls(), self._finished_before - self._not_queued)
             while True:
                 batch = list(itertools.islice(known, 65536))
                 if not batch:
                     break
                 self.seen.add_many(batch)
             self.seen.sync()
+            self._queued_total = len(self.seen)   # what the runs before queued counts towards max_urls
         self.session = SessionDB(journal, software=f"warchive {__version__}")
         self.session.start(config=cfg.to_json(), seeds=cfg.seeds, resumed=self.resume or None,
                            retry_failed=self.retry_failed or None)

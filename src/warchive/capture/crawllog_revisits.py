@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 
 from ..errors import ArchiveError
 from ..index.query import Capture, Index, QueryError, parse_line
-from ..index.sources import index_dir_of, source_kind
+from ..index.sources import check_source_dir, index_dir_of, source_kind
 from ..timestamps import timestamp_to_iso_date
 from ..warc import open as open_warc
 from ..warc.digest import Digest
@@ -121,8 +121,11 @@ def _check_index_path(path: str) -> None:
     or one of another kind would only make every duplicate unresolved)."""
     if not os.path.exists(path):
         raise FileNotFoundError(2, "no such collection or index file", path)
-    if os.path.isdir(path) or source_kind(path) != "plain":
-        return      # a collection (its index files are checked as they open), a segment, a ZipNum summary
+    if os.path.isdir(path):
+        check_source_dir(path)
+        return      # a collection (its index files are checked as they open)
+    if source_kind(path) != "plain":
+        return      # a segment, a ZipNum summary: checked as they open
     with open(path, "rb") as f:
         first = f.readline(1 << 20)
     if not first.strip():

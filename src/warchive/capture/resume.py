@@ -6,8 +6,9 @@ writer a record): ``read_previous`` says which URLs are finished (not fetched ag
 skipped ones, and fetched ones but a 429/503, which is followed by its failed entry;
 a final failure unless ``--retry-failed``), which were in flight (a ``fetching`` entry
 and no outcome after it: requested again, the only URLs a kill lets the crawl request
-twice) and when each host was last fetched (its first fetch after the restart still
-waits its delay). ``restore_robots`` gives the cache the robots.txt answers the killed
+twice), which were never queued (``dns:`` records, robots.txt as a prerequisite, seeds
+out of scope: they do not count towards ``max_urls``) and when each host was last fetched (its first
+fetch after the restart still waits its delay). ``restore_robots`` gives the cache the robots.txt answers the killed
 run archived, a revisit through the original it names (3xx answers are left out: the
 redirect is followed again; so are 429 and 5xx: unreachable then, asked again now).
 ``recover_warcs`` cuts the run's ``.open`` WARC files after their last whole record;
@@ -32,7 +33,7 @@ from ..warc.content import content_stream
 from .dedup import DigestIndex, seed_from_records, seed_from_warcs
 from .politeness import host_key
 from .robots_cache import RobotsCache
-from .session import Session, read_session
+from .session import Session, UrlRecord, read_session
 
 __all__ = ["Previous", "read_previous", "recover_digests", "recover_warcs", "restore_robots"]
 
@@ -47,6 +48,7 @@ class Previous:
     finished: Set[str]                          # original URLs not to fetch again
     last_fetch: Dict[str, Tuple[float, float]]  # host -> (end of its last fetch, Unix time; its duration)
     interrupted: Set[str]                       # requested (a "fetching" entry), no outcome after it
+    not_queued: Set[str]                        # prerequisites (dns:, robots.txt), seeds out of scope
 
 
 def read_previous(journal: str) -> Previous:
@@ -55,7 +57,10 @@ def read_previous(journal: str) -> Previous:
     finished: Set[str] = set()
     interrupted: Set[str] = set()
     last_fetch: Dict[str, Tuple[float, float]] = {}
+    not_queued: Set[str] = set()
     for r in s.records():
+        if _not_queued(r):
+            not_queued.add(r.url)
         in_flight = False
         for e in r.entries:
             if e.kind == "fetching":
@@ -83,7 +88,21 @@ def read_previous(journal: str) -> Previous:
             last: Dict[str, Any] = next((f for f in reversed(r.fields()) if f.get("kind") == "failed"), {})
             if not last.get("retry"):      # a final failure: --retry-failed brings it back
                 finished.add(r.url)
-    return Previous(s, finished, last_fetch, interrupted)
+    return Previous(s, finished, last_fetch, interrupted, not_queued)
+
+
+def _not_queued(r: UrlRecord) -> bool:
+    """A URL the crawl never queued: a ``dns:`` record, a robots.txt every attempt at which was
+    a prerequisite (hops ending in P; one a page linked to was queued as any URL is), a seed
+    out of scope (skipped, and nothing else)."""
+    if r.url.startswith("dns:"):
+        return True
+    if all(e.kind == "skipped" and e.reason == "scope" for e in r.entries):
+        return True
+    if not r.url.endswith("/robots.txt"):
+        return False
+    hops = [f.get("hops") for f in r.fields() if f.get("kind") in _OUTCOMES]
+    return bool(hops) and all(isinstance(h, str) and h.endswith("P") for h in hops)
 
 
 def _warcinfo_says(path: str, description: str) -> bool:

@@ -8,13 +8,16 @@ a usage error rather than a parameter the server would ignore.
 
 from __future__ import annotations
 
+import os
 import sys
 from argparse import ArgumentParser, Namespace
-from typing import BinaryIO, Callable, List, Tuple
+from typing import BinaryIO, Callable, List, Optional, Sequence, Tuple
 from urllib.parse import urlencode
 
 from ..index.query import Index
+from ..index.sources import check_source_dir
 from ..replay.load import CaptureLoader
+from . import paths
 from .commands import UsageError
 
 # The CDX API's parameters (docs/cdx-api.md R4 and W1): name, metavar, help. `filter` and
@@ -65,6 +68,16 @@ def cdx_arguments(p: ArgumentParser) -> None:
             g.add_argument("--" + name, dest="p_" + name, metavar=metavar, help=help_)
 
 
+def check_sources(sources: Sequence[str]) -> None:
+    """Each source exists, and a directory is a collection (archive/ or indexes/ in it) or holds
+    index files (the files themselves are checked as they open: warchive.index.sources)."""
+    for p in sources:
+        if not os.path.exists(p):
+            raise FileNotFoundError(2, "no such collection or index file", p)
+        if os.path.isdir(p):
+            check_source_dir(p)
+
+
 def cdx_query(args: Namespace) -> List[Tuple[str, str]]:
     """The query parameters of a `warchive cdx` command line, in the table's order."""
     out: List[Tuple[str, str]] = []
@@ -83,6 +96,7 @@ def cdx(args: Namespace) -> int:
 
     Every API parameter is an option: `--url example.com/* --filter =status:200 --output json`.
     Exit status 1 (with the status code on stderr) when the query is refused."""
+    check_sources(args.sources)
     with Index(*args.sources, coll=args.coll) as idx:
         ans = idx.answer(urlencode(cdx_query(args)))
         out = sys.stdout.buffer
@@ -105,7 +119,9 @@ def lookup(args: Namespace) -> int:
     """Print the index lines of one URL's captures (exact match, no fuzzy fallback), as
     `warchive cdx SOURCE... --url URL --allowFuzzy false` does; exit status 1 when the lookup is
     refused (an unreadable URL), 0 with no output when there are none."""
-    with Index(*(args.sources or ["."])) as idx:
+    sources = args.sources or ["."]
+    check_sources(sources)
+    with Index(*sources) as idx:
         ans = idx.answer({"url": args.url, "matchType": "exact", "allowFuzzy": "false"})
         for chunk in ans.body:
             sys.stdout.buffer.write(chunk)
@@ -136,23 +152,30 @@ def load(args: Namespace) -> int:
         if len(args.args) < 2:
             raise UsageError("give URL TIMESTAMP [SOURCE...] or --cdx LINE [SOURCE...]")
         url, ts, sources = args.args[0], args.args[1], args.args[2:]
-    loader = CaptureLoader(sources or ["."], args.archive or None)
+    sources = sources or ["."]
+    check_sources(sources)
+    for d in args.archive or ():
+        paths.directory(d, "directory of WARC files")
+    if args.output and not args.headers_only:
+        paths.output_file(args.output)
+    loader = CaptureLoader(sources, args.archive or None)
+    body: Optional[BinaryIO] = None
     try:
         if args.cdx:
             cap = loader.load(args.cdx, dechunk=not args.raw, decompress=args.decompress)
         else:
             cap = loader.load_closest(url, ts, dechunk=not args.raw, decompress=args.decompress)
         with cap:
+            if args.output and not args.headers_only:
+                body = open(args.output, "wb")   # before the head is printed: an output refused prints nothing
             out = sys.stdout.buffer
             out.write(cap.headers.to_bytes() if cap.headers is not None else b"\r\n")
             if not args.headers_only:
-                if args.output:
-                    with open(args.output, "wb") as f:
-                        _copy(cap.payload, f.write)
-                else:
-                    _copy(cap.payload, out.write)
+                _copy(cap.payload, body.write if body is not None else out.write)
             out.flush()
     finally:
+        if body is not None:
+            body.close()
         loader.close()
     return 0
 

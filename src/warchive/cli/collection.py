@@ -10,6 +10,8 @@ import sys
 from argparse import ArgumentParser, Namespace
 
 from ..collection import Collection
+from ..errors import FileError
+from . import paths
 
 
 def init_arguments(p: ArgumentParser) -> None:
@@ -27,7 +29,7 @@ def init(args: Namespace) -> int:
 
 
 def add_arguments(p: ArgumentParser) -> None:
-    p.add_argument("coll", metavar="COLL", help="collection directory (created if absent)")
+    p.add_argument("coll", metavar="COLL", help="the collection (warchive init makes a new one)")
     p.add_argument("warcs", nargs="+", metavar="WARC", help="WARC/ARC files to put into COLL/archive/")
     p.add_argument("--link", action="store_true", help="hard-link the files instead of copying them")
     p.add_argument("-j", "--jobs", type=int, default=1, help="index with N worker threads (default 1)")
@@ -35,10 +37,17 @@ def add_arguments(p: ArgumentParser) -> None:
 
 def add(args: Namespace) -> int:
     """Put WARC files into a collection (copied into COLL/archive/, or hard-linked) and index them
-    as one new segment of COLL/indexes/; the index already there is not rewritten.
+    as one new segment of COLL/indexes/; the index already there is not rewritten. COLL must
+    exist (`warchive init` makes it, as pywb's wb-manager init); a file that is missing, empty
+    or damaged is an error, and then nothing is copied.
 
     Prints the new segment's path (or "nothing to index")."""
-    seg = Collection(args.coll).add(args.warcs, link=args.link, jobs=max(1, args.jobs))
+    paths.collection(args.coll)
+    paths.archives(args.warcs, walks=False)
+    try:
+        seg = Collection(args.coll).add(args.warcs, link=args.link, jobs=max(1, args.jobs))
+    except FileError as e:   # the reader's remedy names index's options
+        raise e.restated("nothing was added; warchive check says what is wrong with the file") from None
     print(seg or "nothing to index", file=sys.stderr)
     return 0
 
@@ -51,6 +60,7 @@ def compact(args: Namespace) -> int:
     """Merge a collection's index segments into one (readers of the old ones keep reading them).
 
     Prints the merged segment's path (or "no segments")."""
+    paths.collection(args.coll)
     seg = Collection(args.coll).compact()
     print(seg or "no segments", file=sys.stderr)
     return 0

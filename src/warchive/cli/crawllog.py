@@ -25,6 +25,7 @@ from ..index.build import index_paths
 from ..index.cdx import IndexOptions
 from ..index.sort import LineSorter
 from ..warc.writer import DEFAULT_MAX_SIZE
+from . import paths
 from .commands import UsageError
 
 UNRESOLVED_NAME = "unresolved.crawl.log"
@@ -63,7 +64,9 @@ def crawllog_revisits(args: Namespace) -> int:
     if args.add and (len(args.index) != 1 or not os.path.isdir(args.index[0])):
         raise UsageError("--add needs one --index, a collection directory")
     if os.path.exists(args.output) and not os.path.isdir(args.output):
-        raise UsageError(f"-o {args.output}: exists and is not a directory")
+        raise ArchiveError(f"{args.output}: exists and is not a directory (-o names the collection to write)")
+    for d in args.archive or ():
+        paths.directory(d, "directory of WARC files")
     for log in args.logs:
         if not os.path.exists(log):
             raise FileNotFoundError(2, "no such crawl.log", log)

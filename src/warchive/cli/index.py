@@ -9,7 +9,6 @@ other commands' modules).
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
@@ -19,7 +18,9 @@ from ..index.build import index_paths
 from ..index.cdx import FileStats, IndexOptions, display_name, iter_inputs
 from ..index.fields import index_fields, parse_fields
 from ..surt import parse_options
-from . import UsageError
+from . import UsageError, paths
+
+SKIP_EMPTY = "--skip-errors reports it and goes on"
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser
@@ -76,7 +77,8 @@ def index(args: Any) -> int:
     """Index WARC/ARC files (directories are walked; '-' is standard input) as cdxj-indexer does.
 
     Defects warcio reads past are read past too, each with one warning on stderr (with --strict
-    the first is an error). The output is written as OUT.<random>.tmp and renamed when
+    the first is an error). An empty file named on the command line is an error (with
+    --skip-errors, as an empty file under a directory, a warning). The output is written as OUT.<random>.tmp and renamed when
     complete; exit status 1 when an input is damaged (the message names the file and byte
     offset) or when --skip-errors could read not one record; exit status 2, before
     anything is read, for an unknown --surt-options name or value (one line: the fast path of
@@ -96,6 +98,7 @@ def index(args: Any) -> int:
     opts = IndexOptions(cdx11=args.cdx11, records=records, post_append=args.post_append, verify=args.verify,
                         skip_errors=args.skip_errors, dir_root=args.dir_root, strict=args.strict,
                         surt_options=surt_options or None)
+    paths.archives(args.inputs, lenient=args.skip_errors, remedy=SKIP_EMPTY)
     if getattr(args, "scheduler", None):
         # imported only here: Dask distributed takes 1.2-1.6 s to import (warchive.cli.scheduled)
         from . import scheduled
@@ -104,6 +107,8 @@ def index(args: Any) -> int:
     for attr, option in _ONLY_SCHEDULED:
         if getattr(args, attr, None):
             raise UsageError(f"{option} needs --scheduler (on one machine: warchive build / warchive zipnum)")
+    if args.output:
+        paths.output_file(args.output)
     jobs = max(1, args.jobs)
     if jobs > 1:  # worker threads: one malloc arena for all (this process is ours alone)
         one_malloc_arena()
@@ -138,9 +143,9 @@ def _fields(args: Any) -> int:
     fields = parse_fields(args.fields)
     types = None if args.records in (None, "all") else args.records.split(",")
     opts = IndexOptions(verify=args.verify, skip_errors=args.skip_errors, strict=args.strict)
-    for p in args.inputs:
-        if p != "-" and not os.path.exists(p):
-            raise FileNotFoundError(2, "no such file or directory", p)
+    paths.archives(args.inputs, lenient=args.skip_errors, remedy=SKIP_EMPTY)
+    if args.output:
+        paths.output_file(args.output)
     total = FileStats()
     if args.output:
         with AtomicOutput(args.output) as out:

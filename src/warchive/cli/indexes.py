@@ -6,12 +6,17 @@ Each command is a function ``NAME(args)`` and its options ``NAME_arguments(p)``
 
 from __future__ import annotations
 
+import os
 from argparse import ArgumentParser, ArgumentTypeError, Namespace
+from typing import Sequence
 
+from ..errors import ArchiveError, FileError
 from ..index.rix import write_record_index
 from ..index.segment import build_segment
 from ..index.sort import merge_files, sort_files
+from ..index.sources import check_index_file
 from ..index.zipnum import write_zipnum
+from . import paths
 
 
 def _positive(text: str) -> int:
@@ -20,6 +25,15 @@ def _positive(text: str) -> int:
     if n < 1:
         raise ArgumentTypeError(f"must be 1 or more, not {n}")
     return n
+
+
+def _index_inputs(inputs: Sequence[str]) -> None:
+    """CDX(J) files given to read: each exists, is a file (an empty one is an empty index) and
+    begins with an index line."""
+    for p in inputs:
+        if p != "-" and os.path.isdir(p):
+            raise ArchiveError(f"{p}: a directory, not a CDX or CDXJ file")
+        check_index_file(p)
 
 
 def sort_arguments(p: ArgumentParser) -> None:
@@ -31,6 +45,10 @@ def sort_arguments(p: ArgumentParser) -> None:
 
 def sort(args: Namespace) -> int:
     """Sort CDX/CDXJ lines bytewise (as LC_ALL=C sort -u) with bounded memory, identical lines once."""
+    _index_inputs(args.inputs)
+    paths.output_file(args.output)
+    if args.tmpdir is not None:
+        paths.directory(args.tmpdir, "directory for the sort's runs")
     sort_files(args.inputs, args.output, mem_limit=args.mem << 20, tmpdir=args.tmpdir)
     return 0
 
@@ -43,6 +61,8 @@ def merge_arguments(p: ArgumentParser) -> None:
 def merge(args: Namespace) -> int:
     """Merge sorted CDX/CDXJ files, identical lines once; an input line out of order is an error
     naming the file and line."""
+    _index_inputs(args.inputs)
+    paths.output_file(args.output)
     merge_files(args.inputs, args.output)
     return 0
 
@@ -54,6 +74,8 @@ def build_arguments(p: ArgumentParser) -> None:
 
 def build(args: Namespace) -> int:
     """Write sorted CDX/CDXJ lines as an index segment (docs/format.md, "Index segments")."""
+    _index_inputs(args.inputs)
+    paths.output_file(args.output)
     build_segment(args.inputs, args.output)
     return 0
 
@@ -67,6 +89,9 @@ def zipnum_arguments(p: ArgumentParser) -> None:
 
 def zipnum(args: Namespace) -> int:
     """Write a ZipNum cluster (.idx summary, .loc, gzip shards) as pywb and Common Crawl read it."""
+    _index_inputs([args.input])
+    if not args.output.endswith(os.sep) and not os.path.isdir(args.output):
+        paths.output_file(args.output)    # a prefix: its directory must exist
     write_zipnum(args.input, args.output, lines_per_block=args.lines, parts=args.parts)
     return 0
 
@@ -80,5 +105,10 @@ def record_index_arguments(p: ArgumentParser) -> None:
 def record_index(args: Namespace) -> int:
     """Index WARC record ids, payload digests and segment continuations (docs/format.md, "Record
     indexes"): what resolves revisits by WARC-Refers-To and URL-agnostic digests."""
-    write_record_index(args.inputs, args.output, dir_root=args.dir_root)
+    paths.archives(args.inputs)
+    paths.output_file(args.output)
+    try:
+        write_record_index(args.inputs, args.output, dir_root=args.dir_root)
+    except FileError as e:   # the reader's remedy names index's options
+        raise e.restated("warchive check says what is wrong with the file") from None
     return 0

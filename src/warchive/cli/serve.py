@@ -19,6 +19,7 @@ import uvicorn
 from ..errors import ArchiveError
 from ..replay.app import create_app
 from ..replay.collections import CollectionUnavailable, Collections
+from . import paths
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
@@ -143,6 +144,8 @@ def serve(args: Namespace) -> int:
         options["redirect_to_exact"] = True
     if args.replay_host:
         options["replay_host"] = args.replay_host.rstrip("/")
+    if args.root is not None:
+        paths.directory(args.root, "directory of collections")
     root = args.root if args.root is not None else (None if args.config else "collections")
     app = create_app(root, config=args.config, **options)
     sock = listen_socket(args.host, args.port)

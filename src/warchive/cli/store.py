@@ -21,7 +21,7 @@ from ..store.config import DEFAULT_FRAGMENT_SIZE, DEFAULT_K, DEFAULT_M
 from ..store.fragments import Damage
 from ..store.layout import placement
 from ..store.manifest import Manifest
-from . import UsageError
+from . import UsageError, paths
 
 _SIZE = re.compile(r"(\d+)\s*([kmg]i?b?)?\Z", re.I)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -133,6 +133,7 @@ def _get(st: Store, args: Namespace) -> int:
         except ValueError as e:
             raise UsageError(str(e)) from None
     if args.output:
+        paths.output_file(args.output)
         r = get_to_path(st, args.name, args.output, start, end)
     else:
         r = get(st, args.name, sys.stdout.buffer, start, end)

@@ -12,6 +12,7 @@ from argparse import ArgumentParser, Namespace
 from ..warc.check import check_file, defect_summary
 from ..warc.recover import recover as recover_file
 from ..warc.recompress import recompress as recompress_file
+from . import paths
 from .commands import UsageError
 
 
@@ -28,7 +29,9 @@ def check_arguments(p: ArgumentParser) -> None:
 def check(args: Namespace) -> int:
     """Inflate every member, check CRCs, the structure of every record, WARC-Block-Digest over the
     block and WARC-Payload-Digest over the de-chunked payload wherever they are present; exit
-    status 1 when a file has a problem (with --strict, a known producer defect too)."""
+    status 1 when a file has a problem (with --strict, a known producer defect too), is empty
+    or is missing."""
+    paths.archives(args.inputs, walks=False)
     status = 0
     for path in args.inputs:
         res = check_file(path, strict=args.strict, source=sys.stdin.buffer if path == "-" else None)
@@ -59,6 +62,8 @@ def recompress(args: Namespace) -> int:
     """Rewrite a WARC (or an ARC, as WARC) with one gzip member (or zstd frame) per record, as warcio
     recompress does, so that every record has an offset of its own. Defects warcio reads past are
     read past too, with one warning each on stderr; the records are written whole and sound."""
+    paths.archives([args.input], walks=False)
+    paths.output_file(args.output)
     n = recompress_file(args.input, args.output, "zstd" if args.zstd else "gzip", args.level,
                         on_defect=lambda d: print(f"warchive: warning: {d}", file=sys.stderr))
     print(f"{n} records recompressed into {args.output}")
@@ -75,6 +80,8 @@ def recover(args: Namespace) -> int:
     """Cut a killed writer's .open file after its last whole record and rename it without .open."""
     if args.output and len(args.inputs) != 1:
         raise UsageError("--output names the result of one input file")
+    if args.output:
+        paths.output_file(args.output)
     for path in args.inputs:
         r = recover_file(path, output=args.output, dry_run=args.dry_run)
         verb = "would keep" if args.dry_run else "kept"

@@ -4,7 +4,10 @@ Every source answers ``range(start, stop)``: its lines (bytes, without the
 line feed) that are bytewise >= start and < stop (stop None: to the end), in
 sorted order. ``open_source(path)`` picks the kind by looking at the file;
 ``MergedSource`` merges several sources as one (as pywb merges the indexes of
-a collection). Sources never parse lines: that is the query engine's job.
+a collection). Sources never parse lines: that is the query engine's job; but a
+file opened as sorted CDX(J) lines must begin as such lines do (``KEY TIMESTAMP``,
+``check_index_head``), so that a WARC, an image or a text file given as an index
+is an error naming it rather than an index that answers nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Iterable, Iterator, List, Optional, Protocol, Sequence
 from ..errors import ArchiveError, IndexFormatError
 from ..sortedfile import SortedFile
 from .segment import Segment
+from .sort import open_input
 from .zipnum import ZipNumIndex
 
 
@@ -91,9 +95,53 @@ def index_files(path: str) -> List[str]:
     return out
 
 
+def check_source_dir(path: str) -> None:
+    """A directory given where a collection or index files are expected must be a collection
+    (``archive/`` or ``indexes/`` in it) or hold index files: an ArchiveError naming it
+    otherwise (a directory of something else would answer nothing, as if nothing was there)."""
+    if any(os.path.isdir(os.path.join(path, d)) for d in ("archive", "indexes")) or index_files(path):
+        return
+    raise ArchiveError(f"{path}: not a collection (no archive/ or indexes/ in it) and no index files in it")
+
+
 def source_name(collection: str, path: str) -> str:
     """The `source` field pywb gives captures from an index file of a collection: COLL/indexes/FILE."""
     return f"{collection}/indexes/{os.path.basename(path)}"
+
+
+HEAD = 1 << 16   # bytes read to find a file's first line
+
+
+def looks_like_index_line(line: bytes) -> bool:
+    """Does ``line`` begin as CDXJ and CDX lines do (a key, a space, a timestamp of 1 to 17
+    digits, then a space or the end), or is it a CDX legend line (`` CDX N b a ...``)?"""
+    if line.startswith(b" CDX "):
+        return True
+    parts = line.split(b" ", 2)
+    return len(parts) >= 2 and bool(parts[0]) and 1 <= len(parts[1]) <= 17 and parts[1].isdigit()
+
+
+def check_index_head(path: str, head: bytes) -> None:
+    """An IndexFormatError naming ``path`` unless the first non-empty line of ``head`` (the
+    file's first bytes, inflated) looks like an index line; an empty file passes (an index of
+    nothing)."""
+    for line in head.split(b"\n"):
+        if not line.strip(b"\r"):
+            continue
+        if not looks_like_index_line(line):
+            raise IndexFormatError(path, None, f"not a CDX or CDXJ index: its first line {line[:60]!r} is no "
+                                               "index line (KEY TIMESTAMP ...)")
+        return
+
+
+def check_index_file(path: str) -> None:
+    """``check_index_head`` on the start of a CDX(J) file (plain, gzip or zstd; '-' passes: standard
+    input is read once, by the command)."""
+    if path == "-":
+        return
+    with open_input(path) as f:
+        head = f.read(HEAD)
+    check_index_head(path, head)
 
 
 def open_source(path: str) -> Source:
@@ -104,10 +152,11 @@ def open_source(path: str) -> Source:
     if kind == "segment":
         return Segment(path)
     with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == b"\x1f\x8b":
+        head = f.read(HEAD)
+    if head[:2] == b"\x1f\x8b":
         raise IndexFormatError(path, None, "a gzip file is not a searchable index: sort it into a plain "
                                            "CDXJ file, a ZipNum cluster or an index segment")
+    check_index_head(path, head)
     return SortedFile(path)
 
 

@@ -77,6 +77,8 @@ class ReplayConfig:
             raise ConfigError(f"{import_path}: cannot read: {e.strerror or e}") from None
         except yaml.YAMLError as e:
             raise ConfigError(f"{import_path}: not YAML: {e}") from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{import_path} at byte {e.start}: not YAML: not UTF-8 text") from None
         if data is None:
             data = {}
         if not isinstance(data, Mapping):

@@ -141,6 +141,8 @@ def init_store(store: str, volumes: Sequence[str], k: int = DEFAULT_K, m: int = 
         if r in real:
             raise StoreError(v, None, f"the same directory as volume {real[r]}")
         real[r] = v
+        if os.path.exists(v) and not os.path.isdir(v):
+            raise StoreError(v, None, "a file, not a directory (a volume is a directory, one per disk)")
         if os.path.exists(os.path.join(v, VOLUME_JSON)):
             raise StoreError(v, None, "already a volume of a store (it has a volume.json)")
     config = StoreConfig(os.urandom(16).hex(), codec, k, m, fragment_size, vols)

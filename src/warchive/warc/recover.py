@@ -18,6 +18,11 @@ from ..errors import ArchiveError, CorruptRecordError, RecordFormatError
 from .reader import ArchiveIterator
 
 
+# how a WARC or ARC file begins: a gzip member, a zstd frame, a plain WARC or ARC record (a file cut
+# inside its first record begins so too; anything else is not cut, whatever its name)
+ARCHIVE_STARTS = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"WARC/", b"filedesc://")
+
+
 @dataclass
 class Recovered:
     path: str              # the recovered file (NAME without .open, unless dry run)
@@ -48,7 +53,8 @@ def recover(path: str, output: Optional[str] = None, dry_run: bool = False) -> R
     """Cut a file (normally ``NAME.open``) after its last whole record and rename it ``NAME``.
 
     ``output`` names the result (default: ``path`` without ``.open``; an
-    existing file is never overwritten)."""
+    existing file is never overwritten). A file in which not one record is whole and which
+    does not begin as a WARC or ARC file is an error, and is left as it was."""
     if output is None:
         if not path.endswith(".open"):
             raise ArchiveError(f"{path}: not an .open file (give an output name to recover it anyway)")
@@ -57,6 +63,13 @@ def recover(path: str, output: Optional[str] = None, dry_run: bool = False) -> R
         raise ArchiveError(f"{output}: exists already; recover to another name")
     size = os.path.getsize(path)
     records, good = valid_prefix(path)
+    if records == 0 and size:
+        with open(path, "rb") as f:
+            head = f.read(16)
+        if not any(head[:len(m)] == m[:len(head)] for m in ARCHIVE_STARTS):
+            raise RecordFormatError(path, 0, f"not a WARC or ARC file: it begins {head!r}; nothing was cut")
+    if not dry_run and not os.path.isdir(os.path.dirname(os.path.abspath(output))):
+        raise ArchiveError(f"{output}: its directory does not exist; nothing was cut")
     if dry_run:
         return Recovered(path, records, good, size - good)
     with open(path, "r+b") as f:

@@ -24,7 +24,7 @@ def session_dirs(collection: str) -> List[str]:
     base = os.path.join(collection, "crawls")
     try:
         names = sorted(os.listdir(base))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):   # (a collection that is a file: none)
         return []
     return [os.path.join(base, n) for n in names if os.path.exists(os.path.join(base, n, CONFIG))]
 
