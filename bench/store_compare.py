@@ -1,5 +1,5 @@
-"""The store's throughput beside its limits: `put` and `get` (whole files, and small ranges) in MB/s
-beside raw sha256 and raw pyeclib encode/decode of the same bytes and beside copying the files
+"""The store's throughput beside its limits: `put`, `get` (whole files, and small ranges) and light and
+deep `scrub` in MB/s beside raw sha256 (of the files, and of the chunk bytes a deep scrub reads) and raw pyeclib encode/decode of the same bytes and beside copying the files
 three times (replication), and the bytes on disk against the originals.
 
     PYTHONPATH=src python bench/store_compare.py [WARC...]   (default: /work/corpus/*.warc.gz)
@@ -26,6 +26,7 @@ from typing import Callable, List
 from pyeclib.ec_iface import ECDriver
 
 from warchive.store import Store, StoreFile, get, init_store, put, remove
+from warchive.store.scrub import scrub
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
@@ -126,6 +127,22 @@ def main() -> None:
         nbytes = sum(n for _, _, n in picks)
         for h in handles:
             h.close()
+        chunk_blobs = [open(os.path.join(d, f), "rb").read() for v in vols
+                       for d, _, fs in os.walk(os.path.join(v, "chunks")) for f in fs]
+
+        def sha_chunks() -> None:
+            for b in chunk_blobs:
+                hashlib.sha256(b).digest()
+        rows.append(("raw sha256 of the chunk bytes (1.5x the files)", best(sha_chunks, a.repeat)))
+        del chunk_blobs
+
+        def light() -> None:
+            assert scrub(Store(store.root)).clean
+        rows.append(("store scrub --light", best(light, a.repeat)))
+
+        def deep() -> None:
+            assert scrub(Store(store.root), deep=True, restart=True).clean
+        rows.append(("store scrub --deep (chunks, records, digests)", best(deep, a.repeat)))
     for name, t0 in rows:
         print(f"{name:<48} {mb / t0:8.0f} MB/s")
     print(f"{'store get --range: one record (no cache)':<48} {a.ranges / t:8.0f} reads/s "

@@ -122,7 +122,8 @@ SLOTS: Dict[str, List[Slot]] = {
                    "an empty directory is made a volume, as a missing one is"),
               slot(f"put P {W}", "coll"), slot(f"put {S} P", "warc", ".warc.gz"),
               slot(f"get P {W} -o out.warc.gz", "coll"), slot(f"get {S} {W} -o P", "out", ".warc.gz"),
-              slot("ls P", "coll"), slot(f"stat P {W}", "coll"), slot(f"rm P {W} --force", "coll")],
+              slot("ls P", "coll"), slot(f"stat P {W}", "coll"), slot(f"rm P {W} --force", "coll"),
+              slot("scrub P --light", "coll"), slot("scrub P --deep", "coll"), slot("repair P", "coll")],
     "crawllog-revisits": [slot(f"P --index {C} -o out", "log", ".log"),
                           # an empty index is an error there: every duplicate line would be unresolved
                           slot(f"{J} --index P -o out", "source", ".cdxj", also="empty"),
@@ -134,7 +135,8 @@ SLOTS: Dict[str, List[Slot]] = {
 NOT_PATHS = {(("index",), d) for d in ("records", "dir_root", "fields", "surt_options")} | {
     (("record-index",), "dir_root"), (("cdx",), "coll"), (("lookup",), "url"), (("load",), "cdx"),
     (("serve",), "replay_host"), (("serve",), "host"), (("robots",), "urls"), (("robots",), "agent"),
-    (("session", "show"), "url"), (("store", "get"), "name"), (("store", "get"), "range"),
+    (("session", "show"), "url"), (("store", "get"), "name"), (("store", "scrub"), "names"), (("store", "repair"), "names"),
+    (("store", "scrub"), "since"), (("store", "get"), "range"),
     (("store", "stat"), "name"), (("store", "rm"), "name"), (("store", "init"), "fragment_size"),
     (("index",), "scheduler"), (("index",), "target_size"),
     # (a directory the scheduled job makes on the workers' shared storage: tests/unit/test_distributed.py)

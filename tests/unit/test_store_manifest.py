@@ -1,9 +1,11 @@
 """Manifests, store.json and names that are hostile or damaged raise StoreError naming the file and
 what is wrong; never a crash, never a read outside the store."""
 
+import base64
 import hashlib
 import json
 import os
+import zlib
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from warchive.store import Store, init_store, parse_manifest, put
 from warchive.store.config import parse_config
 from warchive.store.jsonfile import canonical
 from warchive.store.layout import name_problem
+from warchive.store.records import RecordSpan, decode_table, encode_table
 from storekit import make_store
 
 WGET = Path(__file__).resolve().parents[1] / "data" / "wget"
@@ -32,6 +35,20 @@ def _resealed(body: dict) -> bytes:
     body.pop("checksum", None)
     body["checksum"] = hashlib.sha256(canonical(body)).hexdigest()
     return canonical(body)
+
+
+def _raw(body: dict) -> bytes:
+    return zlib.decompress(base64.b64decode(body["record_table"]))
+
+
+def _table(raw: bytes) -> str:
+    return base64.b64encode(zlib.compress(raw)).decode()
+
+
+def _spans(body: dict, fn) -> None:
+    spans = list(decode_table(body["record_table"], body["record_count"], body["size"], "m.json"))
+    fn(spans)
+    body["record_table"] = encode_table(spans)
 
 
 def _mutate(good: bytes, fn) -> bytes:
@@ -77,15 +94,23 @@ HOSTILE = {
     "stripe hash short": lambda b: b["stripes"][0].__setitem__(0, "ab"),
     "stripe too few hashes": lambda b: b["stripes"][0].pop(),
     "stripes too many": lambda b: b["stripes"].append(b["stripes"][0]),
-    "record offset past end": lambda b: b["records"][0].__setitem__(0, 10 ** 9),
-    "record length negative": lambda b: b["records"][1].__setitem__(1, -3),
-    "record not a list": lambda b: b["records"].__setitem__(0, {"offset": 0}),
-    "records out of order": lambda b: b["records"].reverse(),
-    "record id not a string": lambda b: b["records"][0].__setitem__(2, 5),
+    "record count past the table": lambda b: b.__setitem__("record_count", b["record_count"] + 1),
+    "record count short of the table": lambda b: b.__setitem__("record_count", b["record_count"] - 1),
+    "record count negative": _set("record_count", -1),
+    "record table not base64": _set("record_table", "!!!!"),
+    "record table not zlib": _set("record_table", "AAAA"),
+    "record table trailing bytes": lambda b: b.__setitem__("record_table", _table(_raw(b) + b"\x00")),
+    "record offset past end": lambda b: _spans(b, lambda s: s.__setitem__(0, RecordSpan(10 ** 9, 5))),
+    "records out of order": lambda b: _spans(b, lambda s: s.reverse()),
+    "record length past end": lambda b: _spans(b, lambda s: s.__setitem__(-1, RecordSpan(s[-1].offset, 10 ** 6))),
+    "record table truncated": lambda b: b.__setitem__("record_table", _table(_raw(b)[:-1])),
+    "listing hash short": _set("listing_sha256", "ab"),
+    "records as JSON (version 1)": lambda b: b.__setitem__("records", [[0, 5, None, None]]),
     "unknown field": _set("extra", 1),
     "missing field": lambda b: b.pop("sha256"),
     "bad sha256": _set("sha256", "g" * 64),
-    "version 2": _set("version", 2),
+    "version 1": _set("version", 1),
+    "version 3": _set("version", 3),
     "wrong format": _set("format", "warchive-store"),
 }
 

@@ -1,10 +1,11 @@
 """put then get gives back the same bytes: whole files (every valid fixture, the Wget crawls),
 byte ranges (hypothesis), sizes around stripe boundaries, empty and 1-byte objects; StoreFile
-against an in-memory file of the same bytes; the record table against warcio."""
+against an in-memory file of the same bytes; the records' listing against warcio."""
 
 import contextlib
 import hashlib
 import io
+import json
 import os
 import warnings
 from pathlib import Path
@@ -16,6 +17,7 @@ from warchive.errors import StoreError
 from warchive.store import Store, StoreFile, get, get_to_path, put, put_object
 from warchive.store.layout import placement
 from warchive.store.manifest import chunk_size
+from warchive.store.records import _list_sl_members, list_records, read_records
 from warchive.warc import ArchiveIterator
 from storekit import make_store, sha256
 
@@ -65,23 +67,42 @@ def _warcio_records(path):
     with open(path, "rb") as fh, contextlib.redirect_stderr(io.StringIO()):
         it = WarcioIterator(fh)
         for rec in it:
-            out.append((it.get_record_offset(), it.get_record_length(), rec.rec_headers.get_header("WARC-Record-ID"),
-                        rec.rec_headers.get_header("WARC-Block-Digest")))
+            h = rec.rec_headers
+            out.append((it.get_record_offset(), it.get_record_length(), h.get_header("WARC-Record-ID"),
+                        h.get_header("WARC-Block-Digest"), h.get_header("WARC-Payload-Digest")))
     return out
 
 
-def test_the_record_table_is_warcios_listing(shared):
+def test_the_records_are_warcios_listing_and_the_manifest_keeps_their_hash(shared):
     for p in WGET.glob("*.warc.gz"):
+        want = _warcio_records(p)
+        records, _ = list_records(str(p))
+        assert [(r.offset, r.length, r.record_id, r.block_digest, r.payload_digest) for r in records] == want
         man = shared.manifest(p.name)
-        got = [(r.offset, r.length, r.record_id, r.block_digest) for r in man.records]
-        assert got == _warcio_records(p)
+        assert [(r.offset, r.length) for r in man.records] == [w[:2] for w in want]
+        lines = json.dumps([list(w) for w in want], sort_keys=True, separators=(",", ":")) + "\n"
+        assert man.listing_sha256 == hashlib.sha256(lines.encode()).hexdigest()
+
+
+def test_the_fast_listing_is_the_readers_on_every_fixture(valid_archives):
+    fast = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fx in valid_archives.values():
+            got = _list_sl_members(str(fx.path))
+            if got is not None:
+                fast += 1
+                assert got == read_records(str(fx.path))[0], fx.path
+    assert fast >= 2   # the Wget crawls at least
 
 
 def test_arc_records_have_no_record_id(tmp_path, valid_archives):
-    store = make_store(tmp_path)
     arc = next(fx for name, fx in valid_archives.items() if name.endswith(".arc.gz"))
+    records, _ = list_records(str(arc.path))
+    assert records and all(r.record_id is None and r.block_digest is None and r.payload_digest is None
+                           for r in records)
+    store = make_store(tmp_path)
     man = put(store, str(arc.path)).manifest
-    assert man.records and all(r.record_id is None and r.block_digest is None for r in man.records)
     assert [r.offset for r in man.records] == [o for o, *_ in _warcio_offsets(arc.path)]
 
 
@@ -242,11 +263,12 @@ def test_the_reader_reads_a_stored_file_as_the_plain_one(shared):
         got = [(r.type, r.target_uri, r.payload.read(), r.offset, r.length) for r in it]
     assert got == want
     rec = shared.manifest(p.name).records[500]
+    listed = list_records(str(p))[0][500]
     with StoreFile(shared, p.name) as f:
         f.seek(rec.offset)
         with ArchiveIterator(io.BytesIO(f.read(rec.length))) as it:
             r = next(iter(it))
-            assert (r.length, r.record_id, r.block_digest) == (rec.length, rec.record_id, rec.block_digest)
+            assert (r.length, r.record_id, r.block_digest) == (rec.length, listed.record_id, listed.block_digest)
 
 
 def test_a_store_reopened_reads_the_same(shared):

@@ -17,7 +17,7 @@ The modules, one job each, and what the scrub, repair and ``store://`` code buil
   codec      ``Codec``: pyeclib's ECDriver, with the fragment layout checked; ``fragment_digest``
   manifest   ``Manifest`` (geometry: stripes, fragment offsets and lengths), ``parse_manifest``
   catalog    ``Store``: an open store, its volumes (available or not), names, manifests, writer lock
-  records    the record table of a file (warchive's reader)
+  records    the records of a file: their listing (fast for Wget's `sl` members), its hash, the table
   put        ``put``, ``put_object``: chunks first, manifest last
   fragments  ``FragmentReader``: verified fragment reads, decode when one is bad, ``Damage``
   get        ``get``, ``get_to_path``, ``parse_range``
@@ -32,11 +32,12 @@ from .catalog import Store
 from .config import StoreConfig, init_store
 from .fragments import Damage, FragmentReader
 from .get import get, get_to_path, parse_range
-from .manifest import Manifest, RecordEntry, parse_manifest
+from .manifest import Manifest, parse_manifest
 from .put import PutResult, put, put_object
+from .records import RecordEntry, RecordSpan, list_records, listing_digest
 from .remove import remove
 from .storefile import StoreFile
 
-__all__ = ["Damage", "FragmentReader", "Manifest", "PutResult", "RecordEntry", "Store", "StoreConfig",
-           "StoreError", "StoreFile", "get", "get_to_path", "init_store", "parse_manifest", "parse_range", "put",
+__all__ = ["Damage", "FragmentReader", "Manifest", "PutResult", "RecordEntry", "RecordSpan", "Store", "StoreConfig",
+           "StoreError", "StoreFile", "get", "get_to_path", "init_store", "list_records", "listing_digest", "parse_manifest", "parse_range", "put",
            "put_object", "remove"]

@@ -50,6 +50,10 @@ class Store:
             self._problems = {i: volume_problem(self.config, i) for i in range(len(self.volumes))}
         return self._problems[index]
 
+    def refresh_volumes(self) -> None:
+        """Check the volumes again at the next ``volume_problem`` (repair made one again)."""
+        self._problems = None
+
     def available(self) -> List[int]:
         return [i for i in range(len(self.volumes)) if not self.volume_problem(i)]
 

@@ -76,8 +76,9 @@ class Codec:
                              f"{sorted({len(f) for f in frags})}, expected {self.n} of {h + p}")
         for j in range(self.k):
             part = view[j * p: (j + 1) * p]
-            f = memoryview(frags[j])
-            if f[h: h + len(part)] != part or any(f[h + len(part):]):
+            f = frags[j]
+            pad = len(f) - h - len(part)
+            if not f.startswith(part, h) or (pad and f[h + len(part):] != bytes(pad)):
                 raise StoreError(None, None, f"codec {self.name}: data fragment {j} does not hold the "
                                  "stripe's bytes as they are (not a systematic layout)")
         return frags

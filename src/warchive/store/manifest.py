@@ -1,5 +1,5 @@
-"""The manifest of a stored file: what it is, how it is striped, the hash of every fragment, and its
-record table. Immutable: written once by put (last, on every volume), never rewritten (repair
+"""The manifest of a stored file: what it is, how it is striped, the hash of every fragment, where
+its records are, and the hash of its records' listing. Immutable: written once by put (last, on every volume), never rewritten (repair
 rebuilds chunks to match it); removed only by rm.
 
 A file of ``size`` bytes is cut into stripes of k × fragment_size bytes (the last one shorter);
@@ -16,7 +16,8 @@ The manifest's JSON (canonical, see warchive.store.jsonfile; docs/format.md "Dur
      "chunks": [{"index": i, "sha256": hex, "size": bytes, "volume": volume index}, ...k+m],
      "codec": "isa_l_rs_cauchy", "format": "warchive-store-manifest", "fragment_hash": "blake3",
      "fragment_size": F, "header_size": 80, "k": 4, "m": 2, "name": "NAME",
-     "records": [[offset, length or null, WARC-Record-ID or null, WARC-Block-Digest or null], ...],
+     "listing_sha256": sha256 hex of the records' listing (warchive.store.records.listing_digest),
+     "record_count": records, "record_table": base64 of the zlib'ed varint offsets and lengths,
      "sha256": hex of the whole file, "size": bytes,
      "stripes": [[hash of fragment 0, ..., hash of fragment k+m-1], ...one per stripe],
      "version": 1}
@@ -35,19 +36,19 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import StoreError
 from .codec import CODECS, FRAGMENT_HASH, MAX_FRAGMENTS
-from .jsonfile import HEX64, Fields, canonical, parse, require_int, require_list
+from .jsonfile import HEX64, Fields, canonical, parse, require_list
 from .layout import name_problem
+from .records import RecordSpan, decode_table, encode_table
 
 FORMAT = "warchive-store-manifest"
-VERSION = 1
+VERSION = 2
 MAX_SIZE = 1 << 50
 MAX_HEADER = 4096
 MAX_FRAGMENT_SIZE = 1 << 30
 MAX_VOLUME = 4095
 MANIFEST_CAP = 1 << 28
-ID_MAX, DIGEST_MAX = 1024, 256
-KEYS = {"checksum", "chunks", "codec", "format", "fragment_hash", "fragment_size", "header_size", "k", "m",
-        "name", "records", "sha256", "size", "stripes", "version"}
+KEYS = {"checksum", "chunks", "codec", "format", "fragment_hash", "fragment_size", "header_size", "k", "listing_sha256",
+        "m", "name", "record_count", "record_table", "sha256", "size", "stripes", "version"}
 CHUNK_KEYS = {"index", "sha256", "size", "volume"}
 
 
@@ -57,14 +58,6 @@ class ChunkInfo:
     volume: int       # index into the store's volumes (store.json)
     size: int
     sha256: str
-
-
-@dataclass(frozen=True)
-class RecordEntry:
-    offset: int
-    length: Optional[int]          # None: a record inside a multi-record gzip member
-    record_id: Optional[str]       # None for ARC records
-    block_digest: Optional[str]
 
 
 @dataclass(frozen=True)
@@ -79,7 +72,8 @@ class Manifest:
     sha256: str
     chunks: Tuple[ChunkInfo, ...]
     stripes: Tuple[Tuple[str, ...], ...]
-    records: Tuple[RecordEntry, ...] = field(default=())
+    records: Tuple[RecordSpan, ...] = field(default=())
+    listing_sha256: str = hashlib.sha256(b"").hexdigest()
 
     # ---------------------------------------------------------------- geometry
     @property
@@ -123,8 +117,8 @@ class Manifest:
                            for c in self.chunks],
                 "codec": self.codec, "format": FORMAT, "fragment_hash": FRAGMENT_HASH,
                 "fragment_size": self.fragment_size, "header_size": self.header_size, "k": self.k, "m": self.m,
-                "name": self.name,
-                "records": [[r.offset, r.length, r.record_id, r.block_digest] for r in self.records],
+                "listing_sha256": self.listing_sha256, "name": self.name,
+                "record_count": len(self.records), "record_table": encode_table(self.records),
                 "sha256": self.sha256, "size": self.size, "stripes": [list(s) for s in self.stripes],
                 "version": VERSION}
 
@@ -185,8 +179,10 @@ def parse_manifest(data: bytes, path: str, name: Optional[str] = None) -> Manife
     if len(raw_stripes) != nstripes:
         f.fail(f"manifest: {len(raw_stripes)} stripes listed, {nstripes} for {size} bytes")
     stripes = tuple(_stripe(s, k + m, path, i) for i, s in enumerate(raw_stripes))
-    records = _records(f.items("records", size), size, path)
-    return Manifest(mname, codec, k, m, fs, hs, size, sha, chunks, stripes, records)
+    count = f.integer("record_count", 0, size)
+    records = decode_table(f.string("record_table", 30 * count + 64), count, size, path)
+    listing = f.hex64("listing_sha256")
+    return Manifest(mname, codec, k, m, fs, hs, size, sha, chunks, stripes, records, listing)
 
 
 def _chunks(raw: List[Any], n: int, csize: int, path: str) -> Tuple[ChunkInfo, ...]:
@@ -211,36 +207,3 @@ def _stripe(s: Any, n: int, path: str, i: int) -> Tuple[str, ...]:
     if len(hashes) != n or not all(isinstance(h, str) and HEX64.match(h) for h in hashes):
         raise StoreError(path, None, f"manifest.stripes[{i}] must be {n} hashes of 64 hex digits")
     return tuple(hashes)
-
-
-def _records(raw: List[Any], size: int, path: str) -> Tuple[RecordEntry, ...]:
-    out = []
-    last = 0
-    for i, r in enumerate(raw):   # the plain checks first: a manifest holds tens of thousands of records
-        if type(r) is list and len(r) == 4:
-            off, length, rid, digest = r
-            if type(off) is int and last <= off < max(size, 1) \
-                    and (length is None or (type(length) is int and 0 < length <= size - off)) \
-                    and (rid is None or (type(rid) is str and len(rid) <= ID_MAX)) \
-                    and (digest is None or (type(digest) is str and len(digest) <= DIGEST_MAX)):
-                last = off
-                out.append(RecordEntry(off, length, rid, digest))
-                continue
-        _record_problem(r, i, size, last, path)
-    return tuple(out)
-
-
-def _record_problem(r: Any, i: int, size: int, last: int, path: str) -> None:
-    """Raise the StoreError that says what is wrong with record ``r``."""
-    where = f"manifest.records[{i}]"
-    if not isinstance(r, list) or len(r) != 4:
-        raise StoreError(path, None, f"{where} must be [offset, length, record id, block digest]")
-    off = require_int(r[0], 0, max(size - 1, 0), path, f"{where} offset")
-    if off < last:   # equal: records of one multi-record gzip member share its offset
-        raise StoreError(path, None, f"{where} offset {off} is before the previous record's")
-    if r[1] is not None:
-        require_int(r[1], 1, size - off, path, f"{where} length")
-    for v, what, cap in ((r[2], "record id", ID_MAX), (r[3], "block digest", DIGEST_MAX)):
-        if v is not None and (not isinstance(v, str) or len(v) > cap):
-            raise StoreError(path, None, f"{where} {what} must be null or a string of at most {cap}")
-    raise StoreError(path, None, f"{where} is not a record entry")

@@ -7,7 +7,9 @@
    already stored with the same sha256 is a no-op ("already stored") that only puts back a
    manifest copy missing from a volume (a put killed while writing manifests);
 2. read the file stripe by stripe (k × fragment_size bytes), encode each into k + m fragments,
-   append fragment i to chunk file i (a temporary file on its volume), hashing as it goes;
+   append fragment i to chunk file i (a temporary file on its volume), hashing as it goes; the
+   records are listed (warchive.store.records) in a thread meanwhile, and a file the reader
+   refuses is refused here, its temporary chunks removed;
 3. fsync and rename every chunk file into place, fsync the directories;
 4. write the manifest (warchive.store.manifest) to every volume the same way.
 
@@ -15,15 +17,16 @@ A file is stored when a manifest of it is on a volume. A put killed before step 
 and temporary files but no manifest: the file is not stored, and the rerun removes the temporary
 files and replaces the chunks. A put killed during step 4 leaves a complete file whose manifest
 is on some volumes; the rerun writes the rest. ``put_object`` is the same without the archive
-checks and with a record table given (tests store arbitrary bytes with it).
+checks and with the records given (tests store arbitrary bytes with it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from ..durable import AtomicOutput
 from ..errors import StoreError
@@ -31,10 +34,11 @@ from ..warc.defects import Defect
 from .catalog import Store
 from .codec import fragment_digest
 from .layout import MANIFESTS, TMP_SUFFIX, check_name, chunk_path, manifest_path, placement
-from .manifest import ChunkInfo, Manifest, RecordEntry
-from .records import record_table
+from .manifest import ChunkInfo, Manifest
+from .records import RecordEntry, list_records, listing_digest
 
 READ_HASH = 1 << 20
+Lister = Callable[[], Tuple[Sequence[RecordEntry], Sequence[Defect]]]
 
 
 @dataclass
@@ -62,19 +66,16 @@ def put(store: Store, path: str) -> PutResult:
             existing = store.find_manifest(name)
             if existing is not None:
                 return _already(store, path, existing)
-    before = _identity(path)
-    records, defects = record_table(path)
-    if _identity(path) != before:
-        raise StoreError(path, None, "the file changed while it was read")
-    result = put_object(store, path, name, records, expect=before)
-    result.defects = defects
-    return result
+    return _put(store, path, name, lambda: list_records(path), _identity(path))
 
 
-def put_object(store: Store, path: str, name: str, records: Sequence[RecordEntry],
-               expect: Optional[tuple] = None) -> PutResult:
-    """Store the bytes of ``path`` as ``name`` with the record table ``records`` (see put)."""
+def put_object(store: Store, path: str, name: str, records: Sequence[RecordEntry]) -> PutResult:
+    """Store the bytes of ``path`` as ``name`` with the records ``records`` (see put)."""
     check_name(name, path)
+    return _put(store, path, name, lambda: (list(records), []), None)
+
+
+def _put(store: Store, path: str, name: str, lister: Lister, expect: Optional[tuple]) -> PutResult:
     for i in range(len(store.volumes)):
         if store.volume_problem(i):
             raise StoreError(store.root, None, f"cannot put with a volume unavailable: {store.volume_problem(i)}")
@@ -84,9 +85,11 @@ def put_object(store: Store, path: str, name: str, records: Sequence[RecordEntry
             return _already(store, path, existing)
         if expect is not None and _identity(path) != expect:
             raise StoreError(path, None, "the file changed while it was read")
-        man = _write_chunks(store, path, name, records)
+        man, defects = _write_chunks(store, path, name, _Listing(lister))
+        if expect is not None and _identity(path) != expect:
+            raise StoreError(path, None, "the file changed while it was read")
         written = _write_manifests(store, man)
-        return PutResult(name, man, True, written)
+        return PutResult(name, man, True, written, defects)
 
 
 def _identity(path: str) -> tuple:
@@ -125,7 +128,37 @@ def _remove_temps(directory: str, prefix: str) -> None:
                     pass
 
 
-def _write_chunks(store: Store, path: str, name: str, records: Sequence[RecordEntry]) -> Manifest:
+class _Listing:
+    """The file's records listed in a thread beside the chunk writing (the two take about as long;
+    the kernels and the hashes release the GIL): ``result()`` waits and re-raises its error."""
+
+    def __init__(self, lister: Lister) -> None:
+        self._lister = lister
+        self._got: Optional[Tuple[List[RecordEntry], List[Defect]]] = None
+        self._error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._run, name="warchive-store-list", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            records, defects = self._lister()
+            self._got = (list(records), list(defects))
+        except BaseException as e:   # re-raised by result(), in the putting thread
+            self._error = e
+
+    @property
+    def failed(self) -> bool:
+        return self._error is not None
+
+    def result(self) -> Tuple[List[RecordEntry], List[Defect]]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._got is not None
+        return self._got
+
+
+def _write_chunks(store: Store, path: str, name: str, listing: _Listing) -> Tuple[Manifest, List[Defect]]:
     codec, cfg = store.codec, store.config
     k, n = cfg.k, cfg.k + cfg.m
     where = placement(name, n, len(store.volumes))
@@ -140,7 +173,7 @@ def _write_chunks(store: Store, path: str, name: str, records: Sequence[RecordEn
         size = csize = 0
         step = k * cfg.fragment_size
         with open(path, "rb") as f:
-            while True:
+            while not listing.failed:
                 buf = f.read(step)
                 if not buf:
                     break
@@ -152,6 +185,7 @@ def _write_chunks(store: Store, path: str, name: str, records: Sequence[RecordEn
                     outs[i].write(fr)
                     hashes[i].update(fr)
                 stripes.append(tuple(fragment_digest(fr) for fr in frags))
+        records, defects = listing.result()
         for out in outs:
             out.commit()
     except BaseException:
@@ -160,7 +194,7 @@ def _write_chunks(store: Store, path: str, name: str, records: Sequence[RecordEn
         raise
     chunks = tuple(ChunkInfo(i, where[i], csize, hashes[i].hexdigest()) for i in range(n))
     return Manifest(name, codec.name, k, cfg.m, cfg.fragment_size, codec.header_size, size, whole.hexdigest(),
-                    chunks, tuple(stripes), tuple(records))
+                    chunks, tuple(stripes), tuple(r.span for r in records), listing_digest(records)), defects
 
 
 def _write_manifests(store: Store, man: Manifest) -> int:
