@@ -64,7 +64,7 @@ from .fetch import FetchResult, Fetcher
 from .frontier import Frontier, Lease
 from .links import extract_links
 from .resolve import Resolver, StaticResolver, SystemResolver
-from .resume import read_previous, recover_digests, recover_warcs, restore_robots
+from .resume import last_closed, read_previous, recover_digests, recover_warcs, restore_robots
 from .robots_cache import UNREACHABLE, AsyncFetch, RobotsCache
 from .robots_meta import page_directives
 from .seen import open_seen
@@ -207,8 +207,12 @@ class Crawler:
             self._interrupted = prev.interrupted
             self._resume_hosts = prev.last_fetch
             self.recovered = recover_warcs(self.archive_dir, prev.session, self._description())
-            if self.recovered:   # index what no segment holds yet
-                self.index.add_files(self.recovered, self.archive_dir)
+            # index what no segment holds yet: the files recovered, and the file closed last (a kill
+            # between its rename and the next record loses its lines)
+            newest = last_closed(self.archive_dir, prev.session)
+            unindexed = self.recovered + ([newest] if newest and newest not in self.recovered else [])
+            if unindexed:
+                self.index.add_files(unindexed, self.archive_dir)
         self.scope = cfg.make_scope()
         self.frontier = Frontier.open(os.path.join(self.session_dir, "frontier"), cfg.politeness())
         self.seen = open_seen(os.path.join(self.session_dir, "seen"), cfg.seen)

@@ -35,7 +35,7 @@ from .politeness import host_key
 from .robots_cache import RobotsCache
 from .session import Session, UrlRecord, read_session
 
-__all__ = ["Previous", "read_previous", "recover_digests", "recover_warcs", "restore_robots"]
+__all__ = ["Previous", "last_closed", "read_previous", "recover_digests", "recover_warcs", "restore_robots"]
 
 _OUTCOMES = frozenset(("fetch", "failed", "skipped"))
 
@@ -150,6 +150,16 @@ def recover_warcs(archive_dir: str, session: Session, description: Optional[str]
         elif since and _empty_since(path, since):
             os.unlink(path)
     return out
+
+
+def last_closed(archive_dir: str, session: Session) -> Optional[str]:
+    """The newest closed WARC file of `archive_dir` that `session` names a record in: the one
+    file whose index lines a kill can have lost (the crawl writes a closed file's lines when it
+    writes the first record of the next file, after the rename), so the resumed run indexes it
+    again (lines a segment holds already left out)."""
+    ours = sorted({os.path.basename(e.warc or "") for r in session.records() for e in r.records} - {""})
+    closed = [n for n in ours if not n.endswith(".open") and os.path.isfile(os.path.join(archive_dir, n))]
+    return os.path.join(archive_dir, closed[-1]) if closed else None
 
 
 _STAMP = re.compile(r"-(\d{17})-")
