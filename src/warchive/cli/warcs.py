@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from argparse import ArgumentParser, Namespace
 
+from ..store.urls import is_store_url, open_url
 from ..warc.check import check_file, defect_summary
 from ..warc.recover import recover as recover_file
 from ..warc.recompress import recompress as recompress_file
@@ -31,7 +32,11 @@ def check(args: Namespace) -> int:
     status 1 when a file has a problem (with --strict, a known producer defect too)."""
     status = 0
     for path in args.inputs:
-        res = check_file(path, strict=args.strict, source=sys.stdin.buffer if path == "-" else None)
+        if is_store_url(path):   # store://STORE/NAME: a stored file, read from its chunks
+            with open_url(path) as stored:
+                res = check_file(path, strict=args.strict, source=stored)
+        else:
+            res = check_file(path, strict=args.strict, source=sys.stdin.buffer if path == "-" else None)
         for f in res.problems:
             print(f"warchive: check: {f}", file=sys.stderr)
         if args.verbose:
