@@ -22,9 +22,9 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ArchiveError, CaptureNotFound, RecordFormatError
 from ..store.layout import name_problem, store_url
@@ -191,4 +191,26 @@ class Archives:
         return OpenRecord(it, rec, path, filename)
 
 
-__all__ = ["ArchiveFileNotFound", "Archives", "OpenRecord", "RecordInfo", "UnsafeFilename", "check_filename"]
+def siblings(path: str, extensions: Tuple[str, ...]) -> List[str]:
+    """The archive files (names ending in ``extensions``) beside ``path``, a path or
+    ``store://STORE/NAME`` that ``Archives.path`` gave, in name order: its directory's, or its
+    store's stored names (as ``store://`` URLs). ``open_source`` opens each."""
+    if is_store_url(path):
+        root, _ = split(path)
+        return [store_url(root, n) for n in Stores().store(root).names() if n.endswith(extensions)]
+    d = os.path.dirname(path)
+    return [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(extensions)]
+
+
+@contextmanager
+def open_source(path: str) -> Iterator[Source]:
+    """What the reader reads for a path ``Archives.path`` or ``siblings`` gave (closed after)."""
+    if not is_store_url(path):
+        yield path
+        return
+    with Stores().open(path) as f:
+        yield f
+
+
+__all__ = ["ArchiveFileNotFound", "Archives", "OpenRecord", "RecordInfo", "UnsafeFilename", "check_filename",
+           "open_source", "siblings"]
