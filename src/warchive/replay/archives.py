@@ -24,7 +24,7 @@ import threading
 from collections import OrderedDict
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ArchiveError, CaptureNotFound, RecordFormatError
 from ..store.layout import name_problem, store_url
@@ -117,6 +117,7 @@ class Archives:
                 self.dirs.append(os.path.abspath(text))
         self._stores = Stores()
         self._files: "OrderedDict[Tuple[str, str], StoreFile]" = OrderedDict()
+        self._found: Dict[Tuple[str, str], str] = {}   # (store, filename) -> its store:// URL
         self._lock = threading.Lock()
 
     def path(self, filename: str) -> str:
@@ -137,9 +138,13 @@ class Archives:
             if os.path.isfile(p):   # closed (renamed) between the two looks
                 return p
         for root, only in self.stores:
+            key = (root, filename)
+            if key in self._found:   # a stored file stays (manifests never change): looked up once
+                return self._found[key]
             if (only is None or only == filename) and not name_problem(filename) \
                     and self._stores.store(root).find_manifest(filename) is not None:
-                return store_url(root, filename)
+                url = self._found[key] = store_url(root, filename)
+                return url
         where = [f"the archive directories {', '.join(self.dirs)}"] if self.dirs else []
         where += [f"the stores {', '.join(r for r, _ in self.stores)}"] if self.stores else []
         raise ArchiveFileNotFound(f"{filename}: not in {' or '.join(where)}")

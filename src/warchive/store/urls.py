@@ -77,6 +77,16 @@ class Stores:
         return StoreFile(store, name, cache_bytes)
 
 
+def check_url(url: str) -> None:
+    """StoreError unless ``url`` names a store, and a stored file of it (or the whole store); cheap
+    (store.json and a look for the manifest, not parsed), so that a command can refuse a missing
+    input before it starts."""
+    root, name = split(url)
+    store = Store(root)
+    if name is not None and not store.manifest_copies(name):
+        raise StoreError(store.root, None, f"no file {name!r} in the store", "see `warchive store ls`")
+
+
 def open_url(url: str) -> StoreFile:
     """The stored file ``store://STORE/NAME`` names (StoreError: no such store, no such name)."""
     return Stores().open(url)

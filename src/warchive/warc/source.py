@@ -18,14 +18,13 @@ import errno
 import io
 import os
 import stat
-from typing import Any, BinaryIO, Optional, Protocol, Union, runtime_checkable
+from typing import Any, BinaryIO, Optional, Protocol, Union
 
 from .._ext.gzip_members import FORMAT_ZSTD, Reader
 from .zst import ZSTD_MAGIC, ZstFrames, skippable_magic
 
 
 
-@runtime_checkable
 class RandomAccess(Protocol):
     """A file read by position that has no descriptor: ``size`` bytes, ``pread(n, offset)``
     (up to n bytes, fewer only at the end). warchive.store.StoreFile is one; so is any object
@@ -121,9 +120,9 @@ def _name_of(f: Any) -> Optional[str]:
 
 
 def is_random_access(f: Any) -> bool:
-    """A source read by position though it has no descriptor (see RandomAccess)."""
-    return not isinstance(f, (str, bytes, os.PathLike)) and isinstance(f, RandomAccess) \
-        and isinstance(getattr(f, "size", None), int) and not _has_fd(f)
+    """A source read by position (see RandomAccess): ``pread`` and an int ``size``. (Attribute
+    looks rather than isinstance of the runtime Protocol, which costs 20 us a record opened.)"""
+    return hasattr(f, "pread") and type(getattr(f, "size", None)) is int
 
 
 def _has_fd(f: Any) -> bool:
@@ -154,7 +153,7 @@ def open_reader(source: Source, offset: Optional[int] = None, verify: bool = Fal
             return r
         # a FIFO, /dev/stdin, a character device: a stream
         return _stream_reader(StreamSource(io.FileIO(path, "rb"), name=path, own=True), offset, verify)
-    if _has_fd(source) or is_random_access(source):
+    if is_random_access(source) or _has_fd(source):   # the kernel reads by a descriptor when there is one
         r = Reader(source, offset=offset, verify=verify, window=window, length=length or 0)
         if r.format == FORMAT_ZSTD:
             r.close()
