@@ -53,6 +53,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ranges", type=int, default=2000)
     ap.add_argument("--loads", type=int, default=2000)
+    ap.add_argument("--fragment-size", type=int, default=1 << 20,
+                    help="the store's (a record read from the store hashes the fragments holding it)")
     a = ap.parse_args()
     files: List[str] = a.files or sorted(glob.glob("/work/corpus/*.warc.gz"))
     total = sum(os.path.getsize(f) for f in files)
@@ -99,7 +101,7 @@ def main() -> None:
         for i in range(3):
             shutil.rmtree(os.path.join(tmp, f"copy{i}"))
         vols = [os.path.join(tmp, f"v{i}") for i in range(6)]
-        init_store(os.path.join(tmp, "S"), vols)
+        init_store(os.path.join(tmp, "S"), vols, fragment_size=a.fragment_size)
         store = Store(os.path.join(tmp, "S"))
 
         def put_all() -> None:
