@@ -18,8 +18,7 @@ from typing import BinaryIO, Callable, List, Optional, Sequence
 from .._ext.gzip_members import FORMAT_GZIP, Reader
 from ..durable import temp_file
 from ..errors import ArchiveError
-from ..store.urls import check_url, is_store_url
-from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, iter_inputs
+from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, is_store_url, iter_inputs
 from .sort import LineSorter
 
 Write = Callable[[bytes], object]
@@ -362,6 +361,7 @@ def index_paths(inputs: Sequence[str], write: Write, opts: IndexOptions, jobs: i
     totals. A stream (standard input, a FIFO) is read once, forward, by one worker."""
     for p in inputs:
         if is_store_url(p):
+            from ..store.urls import check_url   # imported here: see cdx.index_file (start-up)
             check_url(p)
         elif p != "-" and not os.path.exists(p):
             raise FileNotFoundError(2, "no such file or directory", p)
