@@ -1,6 +1,10 @@
 """The store's throughput beside its limits: `put`, `get` (whole files, and small ranges) and light and
-deep `scrub` in MB/s beside raw sha256 (of the files, and of the chunk bytes a deep scrub reads) and raw pyeclib encode/decode of the same bytes and beside copying the files
-three times (replication), and the bytes on disk against the originals.
+deep `scrub` in MB/s beside raw sha256 (of the files, and of the chunk bytes a deep scrub reads) and
+raw pyeclib encode/decode of the same bytes and beside copying the files three times (replication),
+and the bytes on disk against the originals; and reading from the store as indexing and replay do
+(issue 14): `warchive index store://...` beside indexing the files, and loading random id_ records
+(CaptureLoader.load of an index line, the payload read: what replay's id_ does before HTTP) from the
+store beside the plain files, in records/s.
 
     PYTHONPATH=src python bench/store_compare.py [WARC...]   (default: /work/corpus/*.warc.gz)
 
@@ -25,6 +29,9 @@ from typing import Callable, List
 
 from pyeclib.ec_iface import ECDriver
 
+from warchive.index.build import index_paths
+from warchive.index.cdx import IndexOptions
+from warchive.replay.load import CaptureLoader
 from warchive.store import Store, StoreFile, get, init_store, put, remove
 from warchive.store.scrub import scrub
 
@@ -47,6 +54,9 @@ def main() -> None:
     ap.add_argument("files", nargs="*")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ranges", type=int, default=2000)
+    ap.add_argument("--loads", type=int, default=2000)
+    ap.add_argument("--fragment-size", type=int, default=1 << 20,
+                    help="the store's (a record read from the store hashes the fragments holding it)")
     a = ap.parse_args()
     files: List[str] = a.files or sorted(glob.glob("/work/corpus/*.warc.gz"))
     total = sum(os.path.getsize(f) for f in files)
@@ -93,7 +103,7 @@ def main() -> None:
         for i in range(3):
             shutil.rmtree(os.path.join(tmp, f"copy{i}"))
         vols = [os.path.join(tmp, f"v{i}") for i in range(6)]
-        init_store(os.path.join(tmp, "S"), vols)
+        init_store(os.path.join(tmp, "S"), vols, fragment_size=a.fragment_size)
         store = Store(os.path.join(tmp, "S"))
 
         def put_all() -> None:
@@ -143,10 +153,33 @@ def main() -> None:
         def deep() -> None:
             assert scrub(Store(store.root), deep=True, restart=True).clean
         rows.append(("store scrub --deep (chunks, records, digests)", best(deep, a.repeat)))
+        urls = [f"store://{store.root}/{os.path.basename(f)}" for f in files]
+
+        def index_of(inputs: List[str]) -> bytes:
+            out: List[bytes] = []
+            index_paths(inputs, out.append, IndexOptions())
+            return b"".join(out)
+        plain_lines = index_of(files)
+        assert index_of(urls) == plain_lines
+        rows.append(("index the files (in process, heads only)", best(lambda: index_of(files), a.repeat)))
+        rows.append(("index store:// (in process, heads only)", best(lambda: index_of(urls), a.repeat)))
+        lines = [ln for ln in plain_lines.decode().splitlines() if '"mime": "warc/revisit"' not in ln]   # self-contained
+        chosen = [lines[rng.randrange(len(lines))] for _ in range(a.loads)]
+        dirs = sorted({os.path.dirname(os.path.abspath(f)) for f in files})
+        loads = {}
+        for label, where in (("plain files", dirs), ("store", [store.root])):
+            with CaptureLoader(None, archive_paths=where) as loader:
+                def load_all() -> None:
+                    for line in chosen:
+                        with loader.load(line) as cap:
+                            cap.payload.read()
+                loads[label] = best(load_all, a.repeat)
     for name, t0 in rows:
         print(f"{name:<48} {mb / t0:8.0f} MB/s")
     print(f"{'store get --range: one record (no cache)':<48} {a.ranges / t:8.0f} reads/s "
           f"({nbytes / len(picks):.0f} B mean, {nbytes / 1e6 / t:.1f} MB/s)")
+    for label, t1 in loads.items():
+        print(f"{'load id_ records from the ' + label:<48} {a.loads / t1:8.0f} records/s")
     print(f"bytes on disk {on_disk} = {on_disk / total:.4f} x the originals (goal (k+m)/k = 1.5 + < 1 %); "
           f"manifests {manifests} = {100 * manifests / total:.2f} % of the originals")
 

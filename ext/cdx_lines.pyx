@@ -17,6 +17,8 @@ from _lib.wa_common cimport WA_OK, WA_EOF, WA_SLOW, WA_E_NOMEM, wa_buf_put
 from _lib.wa_gzip cimport *
 from _lib.wa_cdx cimport *
 from _lib.wa_surt cimport WA_SURT_OPT_DEFAULT, WA_SURT_OPT_ALL
+from _lib.wa_common cimport WA_E_CALLBACK
+from _pyread cimport py_pread
 
 import os
 
@@ -30,6 +32,8 @@ cdef class LineIndexer:
     """LineIndexer(path, filename, cdx11=False, records=None, verify=False, start=0, stop=-1,
                    surt_flags=DEFAULT_SURT_FLAGS)
 
+    path        a file's path, or a random-access object with `pread(n, offset)` (or
+                `preadinto(buffer, offset)`) and `size` (a stored file), read by position
     filename    bytes written in the filename field (JSON-escaped already for CDXJ)
     records     None for cdxj-indexer's default selection, "all", or a list of types
     surt_flags  the SURT options of the keys as warchive._ext.surt.surt_flags() gives them
@@ -38,6 +42,7 @@ cdef class LineIndexer:
     cdef bint src_ok, gz_ok
     cdef int fd
     cdef object _keep   # bytes objects the C struct points into
+    cdef list _pread_box   # [source, exception] of a random-access object (py_pread)
 
     def __cinit__(self, path, bytes filename, bint cdx11=False, records=None, bint verify=False,
                   int64_t start=0, int64_t stop=-1, size_t window=1 << 20,
@@ -71,10 +76,17 @@ cdef class LineIndexer:
             for k, t in enumerate(types):
                 self.x.types[k] = <const uint8_t *>PyBytes_AS_STRING(t)
                 self.x.type_len[k] = PyBytes_GET_SIZE(t)
-        self.fd = os.open(os.fspath(path), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        size = os.fstat(self.fd).st_size
+        if isinstance(path, (str, bytes, os.PathLike)):
+            self.fd = os.open(os.fspath(path), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            size = os.fstat(self.fd).st_size
+        else:
+            self._pread_box = [path, None]
+            size = path.size
         if wa_src_init(&self.x.src, self.fd, size, NULL, NULL, start, window, 64 << 20) != WA_OK:
             raise MemoryError()
+        if self._pread_box is not None:
+            self.x.src.preadfn = py_pread
+            self.x.src.ctx = <void *>self._pread_box
         self.src_ok = True
         rc = wa_gz_init(&self.x.g, &self.x.src)
         self.gz_ok = True
@@ -82,6 +94,8 @@ cdef class LineIndexer:
             raise MemoryError()
         with nogil:
             rc = wa_src_get(&self.x.src, start, 2, &p, &avail)
+        if rc == WA_E_CALLBACK:
+            self._raise_callback()
         if rc != WA_OK:
             raise OSError(self.x.src.err_no, os.strerror(self.x.src.err_no), path)
         self.x.gz = avail >= 2 and p[0] == 0x1f and p[1] == 0x8b
@@ -105,10 +119,18 @@ cdef class LineIndexer:
         self.x.out_len = 0
         if rc == WA_E_NOMEM:
             raise MemoryError()
+        if rc == WA_E_CALLBACK:
+            self._raise_callback()
         if rc < 0:
             err = self.x.src.err_no
             raise OSError(err, os.strerror(err) if err else "read error")
         return rc, chunk
+
+    cdef int _raise_callback(self) except -1:
+        exc = self._pread_box[1] if self._pread_box is not None else None
+        if self._pread_box is not None:
+            self._pread_box[1] = None
+        raise exc if exc is not None else OSError("read callback failed")
 
     @property
     def gzip(self):

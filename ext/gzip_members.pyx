@@ -2,7 +2,9 @@
 """Kernel gzip_members: find gzip member boundaries exactly and inflate members.
 
 `Reader` wraps the C core (ext/csrc/wa_gzip.h) over a file path, a seekable
-file object (read with pread on its descriptor, from its current position) or
+file object (read with pread on its descriptor, from its current position), a
+random-access object with no descriptor (`pread(n, offset)` or
+`preadinto(buffer, offset)`, and `size`: a stored file, read as a file is) or
 any object with `readinto`/`read` (read forward only). It hands out member heads,
 streams member bytes, and finishes members either by trusting Wget's `sl` extra
 field or by inflating and checking CRC-32 and ISIZE. The GIL is released while
@@ -20,6 +22,7 @@ from cpython.memoryview cimport PyMemoryView_FromMemory
 from _lib.wa_common cimport WA_OK, WA_EOF, WA_E_IO, WA_E_NOMEM, WA_E_TRUNCATED, WA_E_CALLBACK
 from _lib.wa_gzip cimport *
 from _lib.wa_codec cimport wa_inflate_libs
+from _pyread cimport py_pread
 
 import io
 import os
@@ -69,12 +72,19 @@ cdef int _py_read(void *ctx, uint8_t *dst, size_t n, size_t *got) noexcept with 
         return -1
 
 
+def _random_access(source):
+    """Is source read by position (pread or preadinto, and a size) though it has no descriptor?"""
+    return (hasattr(source, "pread") or hasattr(source, "preadinto")) and isinstance(getattr(source, "size", None), int)
+
+
 cdef class Reader:
     """Bytes of an archive file, raw or member by member.
 
     Reader(source, offset=None, verify=False, window=1 MiB, length=0)
-      source: a path, or a binary file object. Offsets are absolute in the file;
-      for a file object reading starts at its current position.
+      source: a path, a binary file object, or a random-access object with
+      `pread(n, offset)` (or `preadinto(buffer, offset)`) and `size` but no descriptor.
+      Offsets are absolute in the file; for a file object reading starts at its
+      current position.
       length: how long the record (or gzip member) at offset is, when an index says
       (0: unknown): it is read in one piece, a member inflated whole by libdeflate
       at its first read. A wrong length costs time, never bytes: the member is then
@@ -85,6 +95,7 @@ cdef class Reader:
     cdef bint src_ok, gz_ok
     cdef object _fobj
     cdef object _exc
+    cdef list _pread_box   # [source, exception]: a random-access object read through py_pread
     cdef readonly object path
     cdef int fd
     cdef bint own_fd, own_fobj
@@ -122,6 +133,10 @@ cdef class Reader:
             if fd >= 0:
                 self.fd = fd
                 self.start = source.tell() if offset is None else offset
+            elif _random_access(source):
+                self._pread_box = [source, None]
+                size = source.size
+                self.start = (source.tell() if hasattr(source, "tell") else 0) if offset is None else offset
             else:
                 self.start = 0 if offset is None else offset
                 fn = _py_read
@@ -130,12 +145,15 @@ cdef class Reader:
         rc = wa_src_init(&self.src, self.fd, size, fn, <void *>self, self.start, window, 64 << 20)
         if rc != WA_OK:
             raise MemoryError()
+        if self._pread_box is not None:
+            self.src.preadfn = py_pread
+            self.src.ctx = <void *>self._pread_box
         self.src_ok = True
         rc = wa_gz_init(&self.g, &self.src)
         self.gz_ok = True
         if rc != WA_OK:
             raise MemoryError()
-        if length and self.fd >= 0:
+        if length and wa_src_random(&self.src):
             self.src.ahead = length
             self.g.hint_off = self.start
             self.g.hint_len = length
@@ -157,6 +175,8 @@ cdef class Reader:
             self.src.fd = -2  # any later read fails instead of reading another file
         if self.own_fobj and self._fobj is not None:
             self._fobj.close()
+        if self._pread_box is not None:
+            self._pread_box[0] = None   # any later read fails (the object is the caller's to close)
 
     cdef int _detect(self) except -1:
         cdef const uint8_t *p
@@ -178,6 +198,8 @@ cdef class Reader:
         if rc == WA_E_CALLBACK:
             exc = self._exc
             self._exc = None
+            if self._pread_box is not None:
+                exc, self._pread_box[1] = self._pread_box[1], None
             raise exc
         if rc == WA_E_NOMEM:
             raise MemoryError()
@@ -214,15 +236,16 @@ cdef class Reader:
 
     @property
     def seekable(self):
-        """True when reads go through pread (a path, or a file object with a descriptor) and may go back;
-        False for a stream read forward, which cannot come back to a member's start."""
-        return self.src.fd >= 0
+        """True when reads go through pread (a path, a file object with a descriptor, a random-access
+        object) and may go back; False for a stream read forward, which cannot come back to a
+        member's start."""
+        return bool(wa_src_random(&self.src))
 
     @property
     def floor(self):
         """The first offset that can still be read: 0 for a file; for a stream, what it still
         holds of the bytes before the last offset asked for (about 68 KiB)."""
-        return self.src.base if self.src.fd < 0 else 0
+        return 0 if wa_src_random(&self.src) else self.src.base
 
     @property
     def size(self):

@@ -37,3 +37,20 @@ def truncate(path: str, size: int) -> None:
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def store_in_place(archive_dir: Path, volumes_root: Path, k: int = 4, m: int = 2, fragment_size: int = 1024) -> Store:
+    """Make ``archive_dir`` (a collection's archive/) a store of its own WARC files: a store is
+    initialised at that directory over k+m volumes under ``volumes_root``, every file in it is put,
+    and then removed, so that the collection's records can only come from the chunks. Small
+    fragments (1 KiB: stripes of 4 KiB) make most records straddle stripes."""
+    from warchive.store import put
+
+    files = sorted(p for p in Path(archive_dir).iterdir() if p.is_file())
+    init_store(str(archive_dir), [str(volumes_root / f"v{i}") for i in range(k + m)], k=k, m=m,
+               fragment_size=fragment_size)
+    store = Store(str(archive_dir))
+    for p in files:
+        put(store, str(p))
+        p.unlink()
+    return store

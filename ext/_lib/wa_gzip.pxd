@@ -3,8 +3,11 @@ from libc.stdint cimport uint8_t, uint32_t, int64_t, uint64_t
 
 cdef extern from "wa_source.h" nogil:
     ctypedef int (*wa_read_fn)(void *ctx, uint8_t *dst, size_t n, size_t *got) noexcept
+    ctypedef int (*wa_pread_fn)(void *ctx, uint8_t *dst, size_t n, int64_t off, size_t *got) noexcept
     ctypedef struct wa_source:
         int fd
+        wa_pread_fn preadfn
+        void *ctx
         int64_t size
         int64_t base
         size_t len
@@ -15,6 +18,7 @@ cdef extern from "wa_source.h" nogil:
     int wa_src_init(wa_source *s, int fd, int64_t size, wa_read_fn fn, void *ctx,
                     int64_t start, size_t cap, size_t maxcap)
     void wa_src_free(wa_source *s)
+    int wa_src_random(const wa_source *s)
     int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p, size_t *avail)
 
 cdef extern from "wa_gzip.h" nogil:

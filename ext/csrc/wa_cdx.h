@@ -366,7 +366,7 @@ static int wa_ix_member(wa_indexer *x) {
     int rc = wa_gz_begin(g, off);
     if (rc == WA_EOF || rc == WA_E_IO || rc == WA_E_NOMEM) return rc;
     if (rc != WA_OK) return wa_ix_slow(x, off); /* damage: the Python reference reports it */
-    int fast = !x->verify && g->h.has_sl && x->src.fd >= 0;
+    int fast = !x->verify && g->h.has_sl && wa_src_random(&x->src);
     /* Head mode inflates as little as it can. Records are typed by their first
      * WARC-Type field, nearly always the line after the version line: 64 bytes
      * tell whether the record is indexed at all, and a record that is not is

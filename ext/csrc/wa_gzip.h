@@ -386,7 +386,7 @@ static int wa_gz_whole_libdeflate(wa_gz *g) {
 static int wa_gz_try_hint(wa_gz *g) {
 #ifdef WA_HAVE_LIBDEFLATE
     if (g->engine != WA_ENG_NONE || g->out_len || g->trusted_end || g->done || !g->hint_len ||
-        g->m_off != g->hint_off || g->src->fd < 0)
+        g->m_off != g->hint_off || !wa_src_random(g->src))
         return WA_SLOW;
     if (g->hint_len <= (uint64_t)g->h.hlen + 8 || g->hint_len - g->h.hlen > WA_WHOLE_MAX_IN) return WA_SLOW;
     size_t in_want = (size_t)(g->hint_len - g->h.hlen);
@@ -419,7 +419,7 @@ static int wa_gz_whole(wa_gz *g, size_t keep) {
     if (g->trusted_end) wa_gz_restart(g); /* we skipped on `sl`; now inflate for real */
     if (g->out_start != 0) keep = 0;
     /* a head inflated by zlib is cheap to redo: restart with the fast engines (if the input can go back) */
-    if (g->engine == WA_ENG_ZLIB && g->produced <= 64 * 1024 && g->out_start == 0 && g->src->fd >= 0)
+    if (g->engine == WA_ENG_ZLIB && g->produced <= 64 * 1024 && g->out_start == 0 && wa_src_random(g->src))
         wa_gz_restart(g);
     wa_gz_crc_catchup(g); /* zlib goes on: a lazy CRC takes in the head before the loop below drops it */
 #ifdef WA_HAVE_LIBDEFLATE
@@ -446,7 +446,7 @@ static int wa_gz_whole(wa_gz *g, size_t keep) {
 static int wa_gz_skip(wa_gz *g, int verify) {
     if (g->done) return WA_OK;
     /* a stream cannot come back if `sl` proves wrong, so only files skip on it */
-    if (!verify && g->h.has_sl && g->src->fd >= 0 && g->h.sl_clen >= g->h.hlen + 10) {
+    if (!verify && g->h.has_sl && wa_src_random(g->src) && g->h.sl_clen >= g->h.hlen + 10) {
         int64_t end = g->m_off + (int64_t)g->h.sl_clen;
         const uint8_t *p;
         size_t avail;
@@ -471,7 +471,7 @@ static int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, 
     if ((rc = wa_gz_try_hint(g)) != WA_SLOW && rc != WA_OK) return rc;
     if (g->trusted_end) wa_gz_restart(g); /* skipped on `sl` but now the bytes are wanted */
     if (g->engine == WA_ENG_ZLIB && g->out_start == 0 && g->produced <= 64 * 1024 && !g->done &&
-        pos + want > g->produced && g->src->fd >= 0) {
+        pos + want > g->produced && wa_src_random(g->src)) {
         /* More than the head is wanted: a member of known, moderate size is inflated whole by
          * libdeflate (no set-up cost, everything kept, later reads are slices); others switch the
          * small zlib head to ISA-L streaming (same bytes, faster for the rest). */

@@ -3,8 +3,10 @@
  * Kernels never hold a whole file: they ask for bytes [off, off+want) and get a
  * pointer into a reusable buffer holding at least that much (less only at the
  * end of input). Files are read with pread(2), so skipping a payload costs
- * nothing; streams (pipes, Python file objects) are read forward through a
- * callback and cannot go back. The window grows only up to `maxcap`.
+ * nothing; so are random-access objects that are no file (a stored file of the
+ * durable store) through a positional callback, `preadfn`; streams (pipes,
+ * Python file objects) are read forward through `readfn` and cannot go back.
+ * The window grows only up to `maxcap`.
  */
 #ifndef WA_SOURCE_H
 #define WA_SOURCE_H
@@ -16,10 +18,13 @@
 
 /* Read up to n bytes into dst; *got = 0 means end of stream. Return 0, or -1 on error. */
 typedef int (*wa_read_fn)(void *ctx, uint8_t *dst, size_t n, size_t *got);
+/* Read up to n bytes at offset off into dst; *got < n only at the end of input. Return 0, or -1. */
+typedef int (*wa_pread_fn)(void *ctx, uint8_t *dst, size_t n, int64_t off, size_t *got);
 
 typedef struct {
-    int fd;              /* >= 0: positional reads on fd; < 0: readfn */
+    int fd;              /* >= 0: positional reads on fd; < 0: preadfn if set, else readfn */
     wa_read_fn readfn;
+    wa_pread_fn preadfn; /* positional reads through a callback (set after wa_src_init; size known) */
     void *ctx;
     int64_t size;        /* file size (fd mode); -1 while unknown (streams) */
     uint8_t *buf;
@@ -32,6 +37,9 @@ typedef struct {
     size_t ahead;        /* fd mode: a read brings in max(this, what is wanted) bytes, not a full buffer
                             (0); set by a reader that knows how much it needs (one record) */
 } wa_source;
+
+/* Can reads go back (pread on a descriptor or through preadfn), and is the size known? */
+static inline int wa_src_random(const wa_source *s) { return s->fd >= 0 || s->preadfn != NULL; }
 
 static int wa_src_init(wa_source *s, int fd, int64_t size, wa_read_fn fn, void *ctx,
                        int64_t start, size_t cap, size_t maxcap) {
@@ -81,6 +89,12 @@ static int wa_src_fill(wa_source *s, size_t want) {
             }
             if (n == 0) break;
             s->len += (size_t)n;
+        } else if (s->preadfn) {
+            size_t ask = room, got = 0;
+            if (s->ahead && want - s->len < ask) ask = want - s->len;
+            if (s->preadfn(s->ctx, s->buf + s->len, ask, s->base + (int64_t)s->len, &got) != 0) return WA_E_CALLBACK;
+            if (got == 0) break;
+            s->len += got;
         } else {
             if (s->eof) break;
             size_t got = 0;
@@ -111,7 +125,7 @@ static int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p,
         *avail = s->len - (size_t)(off - s->base);
         return WA_OK;
     }
-    size_t hist = s->fd >= 0 ? 0 : WA_SRC_HISTORY; /* a file is read again with pread instead */
+    size_t hist = wa_src_random(s) ? 0 : WA_SRC_HISTORY; /* a file is read again with pread instead */
     if (want > s->maxcap - hist) want = s->maxcap - hist;
     if (want + hist > s->cap && (rc = wa_src_grow(s, want + hist)) != WA_OK) return rc;
     if (off >= s->base && off <= s->base + (int64_t)s->len) {
@@ -120,7 +134,7 @@ static int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p,
         memmove(s->buf, s->buf + skip, s->len - skip);
         s->len -= skip;
         s->base += (int64_t)skip;
-    } else if (s->fd >= 0) {
+    } else if (wa_src_random(s)) {
         s->base = off;
         s->len = 0;
     } else {
@@ -168,7 +182,7 @@ static int wa_src_get(wa_source *s, int64_t off, size_t want, const uint8_t **p,
 static int wa_src_at_end(wa_source *s, int64_t off, int *status) {
     const uint8_t *p;
     size_t avail;
-    if (s->size >= 0 && s->fd >= 0) return off >= s->size;
+    if (s->size >= 0 && wa_src_random(s)) return off >= s->size;
     *status = wa_src_get(s, off, 1, &p, &avail);
     return *status == WA_OK && avail == 0;
 }

@@ -14,14 +14,19 @@ import pytest
 from starlette.testclient import TestClient
 
 from replaysite import EVIL_URL, PNG, SHOT, TS1, TS2, TS3, VIDEO, VIEW, page, write_site
+from storekit import store_in_place
 from warchive.collection import Collection
 from warchive.replay.app import create_app
 from warchive.replay.urls import ArchivalUrl, UrlRewriter
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory):
+@pytest.fixture(scope="module", params=["plain", "store"])
+def root(request, tmp_path_factory):
+    """The collection, its WARC as a plain file in archive/, or (``store``) only in the durable
+    store that archive/ is made into (tests/storekit.py): every test here runs over both."""
     d = tmp_path_factory.mktemp("replay")
     Collection.init(str(d / "colls" / "web")).add([str(write_site(d))])
+    if request.param == "store":
+        store_in_place(d / "colls" / "web" / "archive", d / "volumes")
     return d / "colls"
 
 

@@ -2,7 +2,13 @@
 
 import io
 import os
-from typing import BinaryIO, Optional, Tuple, Union
+from typing import BinaryIO, Optional, Protocol, Tuple, Union
+
+class RandomAccess(Protocol):
+    """A file read by position that has no descriptor (warchive.store.StoreFile)."""
+    @property
+    def size(self) -> int: ...
+    def pread(self, n: int, offset: int) -> bytes: ...
 
 FORMAT_PLAIN: int
 FORMAT_GZIP: int
@@ -15,7 +21,7 @@ class Reader:
     format: int
     start: int
     verify: bool
-    def __init__(self, source: Union[str, bytes, os.PathLike[str], BinaryIO, io.RawIOBase], offset: Optional[int] = ...,
+    def __init__(self, source: Union[str, bytes, os.PathLike[str], BinaryIO, io.RawIOBase, RandomAccess], offset: Optional[int] = ...,
                  verify: bool = ..., window: int = ..., length: int = ...) -> None: ...
     def close(self) -> None: ...
     def read_at(self, off: int, n: int) -> bytes: ...

@@ -18,7 +18,7 @@ from typing import BinaryIO, Callable, List, Optional, Sequence
 from .._ext.gzip_members import FORMAT_GZIP, Reader
 from ..durable import temp_file
 from ..errors import ArchiveError
-from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, iter_inputs
+from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file, is_store_url, iter_inputs
 from .sort import LineSorter
 
 Write = Callable[[bytes], object]
@@ -360,7 +360,10 @@ def index_paths(inputs: Sequence[str], write: Write, opts: IndexOptions, jobs: i
     """Index every input (files, directories, '-' for standard input) into write(); return the
     totals. A stream (standard input, a FIFO) is read once, forward, by one worker."""
     for p in inputs:
-        if p != "-" and not os.path.exists(p):
+        if is_store_url(p):
+            from ..store.urls import check_url   # imported here: see cdx.index_file (start-up)
+            check_url(p)
+        elif p != "-" and not os.path.exists(p):
             raise FileNotFoundError(2, "no such file or directory", p)
     tasks = plan(inputs, opts, jobs)
     sorter = LineSorter() if sort else None

@@ -11,7 +11,9 @@ the options as bits).
 Two paths produce the same lines: the kernel ext/cdx_lines (common records,
 GIL released, no Python per record) and the reference here (every record the
 kernel leaves to it, whole files for -p, ARC and .warc.zst). This module
-reads files; it does not sort or merge (warchive.index.sort does).
+reads files, and stored files named ``store://STORE/NAME`` (warchive.store.urls), whose
+lines are those of the plain file: the kernels read them by position, as files; it does not
+sort or merge (warchive.index.sort does).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ..warc.headers import Headers
 from ..warc.reader import ArchiveIterator, Record
 from ..warc.reader import open as open_archive
 from ..warc.record import LocatedRecord, WrittenRecord
+from ..warc.source import RandomAccess
 from . import postbody
 
 Write = Callable[[bytes], object]
@@ -283,6 +286,14 @@ def _stream(path: str) -> Union[str, BinaryIO]:
     return sys.stdin.buffer if path == "-" else path
 
 
+Input = Union[str, RandomAccess]   # a path, '-', or an open stored file (store://STORE/NAME)
+STORE_URL = "store://"   # warchive.store.urls.SCHEME: that package is imported only for such an input
+
+
+def is_store_url(path: str) -> bool:
+    return path.startswith(STORE_URL)
+
+
 def reporter(opts: IndexOptions, stats: FileStats) -> Callable[[Defect], None]:
     """The reader's on_defect for an indexing run: one warning line per defect, counted."""
     def on_defect(d: Defect) -> None:
@@ -294,11 +305,11 @@ def reporter(opts: IndexOptions, stats: FileStats) -> Callable[[Defect], None]:
 class _Reference:
     """Indexes single records (those the kernel leaves) with the Python reader."""
 
-    def __init__(self, path: str, filename: str, opts: IndexOptions, stats: FileStats) -> None:
-        self.path = path
+    def __init__(self, src: Input, filename: str, opts: IndexOptions, stats: FileStats, name: str) -> None:
         self.filename = filename
         self.opts = opts
-        self.it = ArchiveIterator(path, verify=opts.verify, strict=opts.strict, on_defect=reporter(opts, stats))
+        self.it = ArchiveIterator(src, verify=opts.verify, strict=opts.strict, on_defect=reporter(opts, stats),
+                                  name=name)
 
     def index_at(self, off: int) -> Tuple[bytes, int]:
         """Lines for the record at off (b'' when it is not indexed) and the next record's offset.
@@ -325,23 +336,41 @@ def _skip_error(e: ArchiveError, it: ArchiveIterator, off: int, opts: IndexOptio
 
 def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[str] = None,
                start: int = 0, stop: Optional[int] = None) -> FileStats:
-    """Write the lines of the records of one file that start in [start, stop)."""
+    """Write the lines of the records of one file that start in [start, stop). ``path``: a path,
+    '-', or ``store://STORE/NAME`` (a stored file; StoreError if there is none)."""
     filename = filename if filename is not None else os.path.basename(path)
+    if is_store_url(path):
+        # imported here: the store package costs `warchive index` ~35 ms of start-up (pyeclib, dataclasses, inspect; measured),
+        # and only store:// inputs need it
+        from ..store.urls import open_url
+        with open_url(path) as f:
+            return _index_source(f, path, write, opts, filename, start, stop)
+    return _index_source(path, path, write, opts, filename, start, stop)
+
+
+def _index_source(src: Input, path: str, write: Write, opts: IndexOptions, filename: str, start: int,
+                  stop: Optional[int]) -> FileStats:
+    """index_file of ``src`` (a path, '-', or a random-access stored file), called ``path``."""
     stats = FileStats()
-    kernel_ok = not opts.post_append and path != "-" and os.path.isfile(path)
-    if kernel_ok:  # the kernel reads gzip and plain WARC; zstd, ARC and the rest go to the reference
-        with open(path, "rb") as f:
-            magic = f.read(2)
-        kernel_ok = magic == b"\x1f\x8b" or magic[:1] in (b"W", b"w")
+    magic = b""
+    if isinstance(src, str):
+        kernel_ok = not opts.post_append and src != "-" and os.path.isfile(src)
+        if kernel_ok:  # the kernel reads gzip and plain WARC; zstd, ARC and the rest go to the reference
+            with open(src, "rb") as f:
+                magic = f.read(2)
+    else:
+        kernel_ok = not opts.post_append
+        magic = src.pread(2, 0)
+    kernel_ok = kernel_ok and (magic == b"\x1f\x8b" or magic[:1] in (b"W", b"w"))
     if not kernel_ok:
-        _index_python(path, write, opts, filename, stats)
+        _index_python(src, write, opts, filename, stats, path)
         return stats
     fname = filename.encode("utf-8", "surrogateescape") if opts.cdx11 else _json_filename(filename)
     records = opts.records
     if records is not None and records != "all" and list(records) == list(DEFAULT_RECORDS):
         records = None  # as cdxj-indexer (and wanted()): the default list given explicitly is the default
     flags = surt_flags(**opts.surt_options) if opts.surt_options else DEFAULT_SURT_FLAGS
-    ix = cdx_lines.LineIndexer(path, fname, cdx11=opts.cdx11, records=records, verify=opts.verify,
+    ix = cdx_lines.LineIndexer(src, fname, cdx11=opts.cdx11, records=records, verify=opts.verify,
                                start=start, stop=-1 if stop is None else stop, surt_flags=flags)
     ref: Optional[_Reference] = None
     while True:
@@ -355,7 +384,7 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
             if stop is not None and off >= stop:
                 break
             if ref is None:
-                ref = _Reference(path, filename, opts, stats)
+                ref = _Reference(src, filename, opts, stats, path)
             try:
                 line, nxt = ref.index_at(off)
             except ArchiveError as e:
@@ -379,9 +408,9 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
     return stats
 
 
-def _index_python(path: str, write: Write, opts: IndexOptions, filename: str, stats: FileStats) -> None:
+def _index_python(src: Input, write: Write, opts: IndexOptions, filename: str, stats: FileStats, path: str) -> None:
     """Whole file through the reference (zst, -p, ARC-only files, streams: '-', FIFOs)."""
-    with open_archive(_stream(path), verify=opts.verify, strict=opts.strict,
+    with open_archive(_stream(src) if isinstance(src, str) else src, verify=opts.verify, strict=opts.strict,
                       on_defect=reporter(opts, stats), name=path) as it:
         source: Iterable = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
         while True:
@@ -535,8 +564,17 @@ def _is_pair(a: _Pending, b: _Pending) -> bool:
 # --------------------------------------------------------------------------- many files
 
 def iter_inputs(inputs: Iterable[str]) -> Iterator[str]:
-    """Files as given, and the archives under directories (os.walk order, as cdxj-indexer)."""
+    """Files as given, and the archives under directories (os.walk order, as cdxj-indexer); a
+    whole store (``store://STORE``) gives ``store://STORE/NAME`` of each stored name, in order."""
     for inp in inputs:
+        if is_store_url(inp):
+            from ..store.urls import Stores, split   # imported here: see index_file
+            root, name = split(inp)
+            if name is not None:
+                yield inp
+            else:
+                yield from (STORE_URL + os.path.join(root, n) for n in Stores().store(root).names())
+            continue
         if not os.path.isdir(inp):
             yield inp
             continue
@@ -547,7 +585,7 @@ def iter_inputs(inputs: Iterable[str]) -> Iterator[str]:
 
 
 def display_name(path: str, dir_root: Optional[str]) -> str:
-    if not dir_root:
+    if not dir_root or is_store_url(path):   # a stored file: its stored name
         return os.path.basename(path)
     rel = os.path.relpath(path, dir_root)
     return rel.replace(os.sep, "/") if os.sep != "/" else rel

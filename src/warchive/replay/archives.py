@@ -5,26 +5,41 @@
 (``check_filename``); ``Archives.open`` gives an ``OpenRecord``, whose payload
 is readable until it is closed. A file still being written (``NAME.open``, as
 the crawler's writer keeps it until it closes it as ``NAME``) is read under its
-final name, so that captures are replayed while the crawl runs. This module
-never opens a file outside the directories it is given and never writes.
+final name, so that captures are replayed while the crawl runs.
+
+An archive path may also name a durable store (warchive.store): its directory (one holding
+store.json), ``store://STORE`` or ``store://STORE/NAME`` (that one stored file). A filename not
+found as a plain file in any directory is then read from the first store holding it under that
+name (a stored name is a base name), by position from its verified chunks, one read of the
+index's length per record (warchive.store.StoreFile). Stored files are kept open, a few at a
+time (``STORE_FILES``), since a replayed page reads many records of the same few files.
+This module never opens a file outside the directories and stores it is given and never writes.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from contextlib import ExitStack
+import threading
+from collections import OrderedDict
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ArchiveError, CaptureNotFound, RecordFormatError
+from ..store.layout import name_problem, store_url
+from ..store.storefile import StoreFile
+from ..store.urls import Stores, is_store_dir, is_store_url, split
 from ..warc.reader import ArchiveIterator, Record
+from ..warc.source import Source
 
 PathLike = Union[str, os.PathLike[str]]
 # One record is read at an offset: a small first read (the reader's window grows when a record
 # needs more), where iterating a file reads 1 MiB at a time.
 RECORD_WINDOW = 64 * 1024
 OPEN_SUFFIX = ".open"   # a WARC file being written (warchive.warc.warcfile): NAME.open, then NAME
+STORE_FILES = 16        # stored files kept open (each holds its chunk files' descriptors)
+STORE_CACHE = 2 << 20   # fragment cache of each: a record is read in one piece, so little is read twice
 
 
 class ArchiveFileNotFound(CaptureNotFound):
@@ -85,15 +100,31 @@ class OpenRecord:
 
 
 class Archives:
-    """Where the files of captures are: directories tried in order (pywb's archive paths)."""
+    """Where the files of captures are: directories tried in order (pywb's archive paths), then
+    stores (see the module docstring)."""
 
     def __init__(self, dirs: Sequence[PathLike]) -> None:
-        self.dirs = [os.path.abspath(os.fspath(d)) for d in dirs]
+        self.dirs: List[str] = []
+        self.stores: List[Tuple[str, Optional[str]]] = []    # (store directory, only this name or None)
+        for d in dirs:
+            text = os.fspath(d)
+            if is_store_url(text):
+                root, only = split(text)
+                self.stores.append((os.path.abspath(root), only))
+            elif is_store_dir(text):
+                self.stores.append((os.path.abspath(text), None))
+            else:
+                self.dirs.append(os.path.abspath(text))
+        self._stores = Stores()
+        self._files: "OrderedDict[Tuple[str, str], StoreFile]" = OrderedDict()
+        self._found: Dict[Tuple[str, str], str] = {}   # (store, filename) -> its store:// URL
+        self._lock = threading.Lock()
 
     def path(self, filename: str) -> str:
-        """The file ``filename`` names in the first directory that has it."""
+        """The file ``filename`` names in the first directory that has it, else
+        ``store://STORE/NAME`` of the first store that holds it."""
         check_filename(filename)
-        if not self.dirs:
+        if not self.dirs and not self.stores:
             raise ArchiveFileNotFound(f"{filename}: no archive directory to look in (give archive_paths, "
                                       "or open the index on a collection)")
         for d in self.dirs:
@@ -106,7 +137,36 @@ class Archives:
                 return p + OPEN_SUFFIX
             if os.path.isfile(p):   # closed (renamed) between the two looks
                 return p
-        raise ArchiveFileNotFound(f"{filename}: not in the archive directories {', '.join(self.dirs)}")
+        for root, only in self.stores:
+            key = (root, filename)
+            if key in self._found:   # a stored file stays (manifests never change): looked up once
+                return self._found[key]
+            if (only is None or only == filename) and not name_problem(filename) \
+                    and self._stores.store(root).find_manifest(filename) is not None:
+                url = self._found[key] = store_url(root, filename)
+                return url
+        where = [f"the archive directories {', '.join(self.dirs)}"] if self.dirs else []
+        where += [f"the stores {', '.join(r for r, _ in self.stores)}"] if self.stores else []
+        raise ArchiveFileNotFound(f"{filename}: not in {' or '.join(where)}")
+
+    def _source(self, path: str) -> Source:
+        """What the reader reads for a path ``path()`` gave: the path, or an open stored file."""
+        if not is_store_url(path):
+            return path
+        root, name = split(path)
+        assert name is not None
+        key = (root, name)
+        with self._lock:
+            f = self._files.get(key)
+            if f is not None:
+                self._files.move_to_end(key)
+                return f
+        f = StoreFile(self._stores.store(root), name, STORE_CACHE)
+        with self._lock:
+            self._files[key] = f
+            while len(self._files) > STORE_FILES:   # dropped, not closed: a record read may still use it
+                self._files.popitem(last=False)
+        return f
 
     def open(self, filename: str, offset: int, length: Optional[int] = None) -> OpenRecord:
         """The record that starts at byte ``offset`` of the file ``filename`` names; a
@@ -116,7 +176,8 @@ class Archives:
         path = self.path(filename)
         with ExitStack() as on_error:
             try:
-                it = ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length)
+                it = ArchiveIterator(self._source(path), offset=offset, window=RECORD_WINDOW, length=length,
+                                     name=path)
             except FileNotFoundError:
                 if not path.endswith(OPEN_SUFFIX):
                     raise
@@ -135,4 +196,26 @@ class Archives:
         return OpenRecord(it, rec, path, filename)
 
 
-__all__ = ["ArchiveFileNotFound", "Archives", "OpenRecord", "RecordInfo", "UnsafeFilename", "check_filename"]
+def siblings(path: str, extensions: Tuple[str, ...]) -> List[str]:
+    """The archive files (names ending in ``extensions``) beside ``path``, a path or
+    ``store://STORE/NAME`` that ``Archives.path`` gave, in name order: its directory's, or its
+    store's stored names (as ``store://`` URLs). ``open_source`` opens each."""
+    if is_store_url(path):
+        root, _ = split(path)
+        return [store_url(root, n) for n in Stores().store(root).names() if n.endswith(extensions)]
+    d = os.path.dirname(path)
+    return [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(extensions)]
+
+
+@contextmanager
+def open_source(path: str) -> Iterator[Source]:
+    """What the reader reads for a path ``Archives.path`` or ``siblings`` gave (closed after)."""
+    if not is_store_url(path):
+        yield path
+        return
+    with Stores().open(path) as f:
+        yield f
+
+
+__all__ = ["ArchiveFileNotFound", "Archives", "OpenRecord", "RecordInfo", "UnsafeFilename", "check_filename",
+           "open_source", "siblings"]

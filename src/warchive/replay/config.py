@@ -5,7 +5,8 @@
       web: ./indexes/web.cdxj            #   an index path (file, directory, ZipNum .idx)
       other:
         index_paths: [./a.cdxj, ./b/]    #   (pywb's `index` is read the same)
-        archive_paths: [./warcs/]        #   (pywb's `resource` / `archive_paths`)
+        archive_paths: [./warcs/]        #   (pywb's `resource` / `archive_paths`); a durable store
+                                         #   too: its directory, store://STORE or store://STORE/NAME
     framed_replay: true                  # the banner outside the page's iframe (pywb's default)
     redirect_to_exact: false             # a memento asked at an inexact time: 307 to the exact one
     enable_memento: true                 # Memento headers (RFC 7089)
@@ -31,6 +32,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import yaml
 
 from ..errors import ArchiveError
+from ..store.urls import SCHEME, is_store_url
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -99,6 +101,9 @@ class ReplayConfig:
         def path(p: Any, key: str) -> str:
             if not isinstance(p, str) or not p:
                 raise ConfigError(f"{source}: {key}: a path is a string, not {p!r}")
+            if is_store_url(p):   # store://STORE[/NAME] (warchive.store.urls): STORE relative to the file too
+                rest = p[len(SCHEME):]
+                return SCHEME + (rest if os.path.isabs(rest) else os.path.normpath(os.path.join(base, rest)))
             return p if os.path.isabs(p) else os.path.normpath(os.path.join(base, p))
 
         def paths(v: Any, key: str) -> List[str]:

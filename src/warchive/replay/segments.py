@@ -17,7 +17,7 @@ from ..errors import CaptureNotFound
 from ..index.cdx import ARCHIVE_EXTENSIONS
 from ..index.rix import RecordIndex, unbracket
 from ..warc.reader import open as open_warc
-from .archives import OpenRecord
+from .archives import OpenRecord, open_source, siblings
 
 SEGMENT_SCAN_RECORDS = 16   # without a record index: records looked at per file for continuations
 SEGMENT_SCAN_FILES = 4      # ... and files after the first segment's
@@ -65,16 +65,14 @@ def _indexed(origin: str, record_indexes: Sequence[RecordIndex]) -> Dict[int, _F
 
 def _scanned(first: OpenRecord, origin: str) -> Dict[int, _Found]:
     """The continuations among the records after ``first`` in its file and the next files."""
-    d = os.path.dirname(first.path)
     prefix = first.filename[: len(first.filename) - len(os.path.basename(first.filename))]
-    names = sorted(n for n in os.listdir(d) if n.endswith(ARCHIVE_EXTENSIONS))
-    here = os.path.basename(first.path)
+    paths = siblings(first.path, ARCHIVE_EXTENSIONS)   # its directory's files, or its store's
     files: List[Tuple[str, str, Optional[int]]] = [(first.path, first.filename, first.rec.offset)]
-    if here in names:
-        files += [(os.path.join(d, n), prefix + n, None) for n in names[names.index(here) + 1:]]
+    if first.path in paths:
+        files += [(p, prefix + os.path.basename(p), None) for p in paths[paths.index(first.path) + 1:]]
     found: Dict[int, _Found] = {}
     for path, fname, start in files[: SEGMENT_SCAN_FILES + 1]:
-        with open_warc(path, parse_http=False, offset=start) as it:
+        with open_source(path) as src, open_warc(src, parse_http=False, offset=start, name=path) as it:
             for i, r in enumerate(it):
                 if start is not None and i == 0:
                     continue

@@ -23,6 +23,8 @@ The modules, one job each, and what the scrub, repair and ``store://`` code buil
   get        ``get``, ``get_to_path``, ``parse_range``
   storefile  ``StoreFile``: a read-only seekable file object over a stored file
   remove     ``remove``: manifests first, then chunks
+  urls       ``store://STORE/NAME``: parsing, ``open_url``, ``Stores`` (what index, extract, check and
+             replay's archive paths open a stored file by)
 
 Errors are ``warchive.errors.StoreError`` (an ArchiveError) naming the file and what is wrong.
 """

@@ -3,6 +3,7 @@
     with StoreFile(store, "crawl-00001.warc.gz") as f:
         f.seek(offset); head = f.read(4096)          # io.RawIOBase: read, readinto, seek, tell
         data = f.pread(length, offset)               # positional, does not move the position
+        f.preadinto(buffer, offset)                  # the same into a buffer (what the kernels call)
         ArchiveIterator(f, offset=offset)            # warchive's reader takes it as any file
 
 Every byte comes from verified fragments (warchive.store.fragments): a bad chunk is made up for
@@ -75,18 +76,27 @@ class StoreFile(io.RawIOBase):
             return b""
         return self._reader.read(offset, offset + n)
 
-    def readinto(self, b: Any) -> int:
+    def preadinto(self, b: Any, offset: int) -> int:
+        """Fill ``b`` with the bytes at ``offset`` (fewer at the end of the file); how many.
+        Position unchanged. The gzip and indexing kernels read a stored file through this, one
+        window at a time, with no copy in between."""
         self._checkClosed()
+        if offset < 0:
+            raise ValueError("preadinto needs offset >= 0")
         view = memoryview(b).cast("B")
-        start = self._pos
-        end = min(start + len(view), self.size)
-        if end <= start:
+        end = min(offset + len(view), self.size)
+        if end <= offset:
             return 0
         k = 0
-        for piece in self._reader.pieces(start, end):
+        for piece in self._reader.pieces(offset, end):
             view[k: k + len(piece)] = piece
             k += len(piece)
-        self._pos = start + k
+        return k
+
+    def readinto(self, b: Any) -> int:
+        self._checkClosed()
+        k = self.preadinto(b, self._pos)
+        self._pos += k
         return k
 
     def read(self, size: Optional[int] = -1) -> bytes:

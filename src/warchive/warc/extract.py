@@ -43,6 +43,7 @@ from .content import content_stream
 from .defects import Defect, DefectWarning, OnDefect
 from .headers import Headers, decode_line, warcio_head
 from .reader import Record, open as open_archive
+from .source import RandomAccess, is_random_access
 
 PARTS = ("record", "headers", "payload")
 ARC_FIELDS = ("uri", "ip-address", "archive-date", "content-type", "length")
@@ -51,7 +52,7 @@ CHUNK = 1 << 16
 PROBLEM_MAX = 120        # the reader quotes what it found; at a wrong offset that is compressed bytes
 
 Write = Callable[[bytes], object]
-Source = Union[str, os.PathLike[str], BinaryIO]
+Source = Union[str, os.PathLike[str], BinaryIO, RandomAccess]
 
 
 def arc_head(line: bytes) -> Optional[Headers]:
@@ -96,7 +97,13 @@ def extract(source: Source, offset: int, part: str = "record", write: Optional[W
             raise NoRecordError(path, offset, f"past the end of the file ({size} bytes)", _WHERE)
         return _extract(path, path, offset, part, write, lambda: _read_at(path, offset), on_defect)
     name = getattr(source, "name", None)
-    return _extract_stream(source, name if isinstance(name, str) else None, offset, part, write, on_defect)
+    name = name if isinstance(name, str) else None
+    if is_random_access(source):   # a stored file: read at the offset, as a file is
+        ra: RandomAccess = source   # type: ignore[assignment]
+        if offset >= ra.size:
+            raise NoRecordError(name, offset, f"past the end of the file ({ra.size} bytes)", _WHERE)
+        return _extract(ra, name, offset, part, write, lambda: ra.pread(ARC_LINE_MAX, offset), on_defect)
+    return _extract_stream(source, name, offset, part, write, on_defect)  # type: ignore[arg-type]
 
 
 _WHERE = "warchive index --fields offset,warc-type,warc-target-uri lists the records"
@@ -116,7 +123,7 @@ def _extract_stream(f: BinaryIO, name: Optional[str], offset: int, part: str, wr
     _extract(io.BufferedReader(_Prefixed(prefix, f, name)), name, offset, part, write, lambda: prefix, on_defect)
 
 
-def _extract(src: Union[str, BinaryIO], name: Optional[str], offset: int, part: str, write: Write,
+def _extract(src: Union[str, BinaryIO, RandomAccess], name: Optional[str], offset: int, part: str, write: Write,
              prefix: Callable[[], bytes], on_defect: Optional[OnDefect]) -> None:
     held: List[Defect] = []   # until the record is known to start at offset: then they are its own
     told: List[Optional[OnDefect]] = [None]
