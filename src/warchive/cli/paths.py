@@ -22,13 +22,16 @@ from ..errors import ArchiveError, FileError
 
 __all__ = ["archives", "collection", "directory", "output_file"]
 
+STORE_URL = "store://"   # (warchive.store.urls.SCHEME, not imported: this module imports nothing of the store)
+
 
 def archives(paths: Iterable[str], *, walks: bool = True, lenient: bool = False, remedy: str = "") -> None:
     """WARC/ARC files given by name: each exists, is no empty file (unless ``lenient``: the
     command reports it and goes on; ``remedy``: the option that makes it so) and, unless the
-    command ``walks`` directories, no directory. '-' (standard input) passes."""
+    command ``walks`` directories, no directory. '-' (standard input) and ``store://`` URLs (the
+    store names a missing store or name itself) pass."""
     for p in paths:
-        if p == "-":
+        if p == "-" or p.startswith(STORE_URL):
             continue
         if not os.path.exists(p):
             raise FileNotFoundError(2, "no such file or directory", p)
@@ -51,7 +54,9 @@ def collection(path: str) -> None:
 
 
 def directory(path: str, what: str = "directory") -> None:
-    """An existing directory (``what`` names it in the message)."""
+    """An existing directory (``what`` names it in the message); a ``store://`` URL passes."""
+    if path.startswith(STORE_URL):
+        return
     if not os.path.exists(path):
         raise FileNotFoundError(2, f"no such {what}", path)
     if not os.path.isdir(path):
