@@ -46,9 +46,9 @@ class Added:
 def add_wacz(coll_path: str, wacz_path: str, *, progress: Optional[Callable[[int], None]] = None,
              jobs: int = 1) -> Added:
     """Import the WACZ at ``wacz_path`` into the collection at ``coll_path`` (see the module docstring)."""
-    coll = Collection(coll_path)
-    os.makedirs(coll.archive_dir, exist_ok=True)
-    os.makedirs(os.path.join(coll.path, "indexes"), exist_ok=True)
+    os.makedirs(os.path.join(coll_path, "archive"), exist_ok=True)
+    os.makedirs(os.path.join(coll_path, "indexes"), exist_ok=True)
+    coll = Collection(coll_path)   # (after indexes/ exists: it is where segments go)
     with WaczFile(wacz_path) as wz:
         wz.verify_hashes(progress)
         placed = [_place(wz, name, e, coll.archive_dir) for name, e in sorted(wz.warcs.items())]
