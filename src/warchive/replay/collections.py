@@ -200,8 +200,8 @@ def _open_wacz(where: CollectionConfig) -> Served:
     """A WACZ as a collection: its indexes read by range, its records at their offsets in the zip."""
     wz = WaczFile(where.index_paths[0])
     try:
-        sources = [NamedSource(src, f"{where.name}/{name}", where.name,
-                               "zipnum" if name.endswith(".idx") else "plain")
+        # "plain": the CDX API's page queries (showNumPages) are pywb ZipNum clusters' only
+        sources = [NamedSource(src, f"{where.name}/{name}", where.name, "plain")
                    for name, src in wz.index_sources()]
         engine = Engine(sources, access="allow", selectable=False)
         loader = CaptureLoader(Index.of(engine), archive_paths=[], members=wz.members())
