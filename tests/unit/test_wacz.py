@@ -21,6 +21,7 @@ from warchive.wacz import CompressedEntry, UnsafeZipEntry, WaczFile, ZipFormatEr
 from warchive.wacz.create import collection_lines
 from warchive.wacz.zipread import FileBlob, ZipDirectory
 from warchive.wacz.zipwrite import ZipWriter
+from warchive.surt import surt
 from warchive.warc.reader import ArchiveIterator
 
 WGET = Path(__file__).resolve().parents[1] / "data" / "wget"
@@ -250,8 +251,9 @@ def test_range_only_reading(wacz_pair, which, coll):
         want = {ln for ln in collection_lines(coll)}
         for page in pages[:5]:
             key_start = None
+            key = surt(page["url"]).encode() + b" "
             for _, src in sources:
-                for line in src.range(b"org,python,docs)/", b"org,python,docs*"):
+                for line in src.range(key, key[:-1] + b"!"):
                     assert line in want
                     f = json.loads(line.split(b" ", 2)[2])
                     if f["url"] == page["url"]:
@@ -262,10 +264,9 @@ def test_range_only_reading(wacz_pair, which, coll):
             assert rec.target_uri == page["url"] and rec.type == "response"
         size = len(srv.data)
         print(f"\n{which}: {srv.fetched} bytes fetched in {srv.requests} range requests of a {size}-byte WACZ")
-        if which == "compressed":
-            assert srv.fetched < size / 10
-        else:
-            assert srv.fetched < size / 4
+        # the end of the zip, its directory, datapackage.json, pages.jsonl, the index (plain: whole;
+        # compressed: its summary and one block a page) and five records: a small part of the file
+        assert srv.fetched < size / (20 if which == "compressed" else 10)
     finally:
         srv.shutdown()
         srv.server_close()
