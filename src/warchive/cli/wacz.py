@@ -42,7 +42,8 @@ def progress_bar(total: int, what: str, big: int = 64 << 20) -> Optional[Bar]:
 
 
 def wacz_arguments(p: ArgumentParser) -> None:
-    actions = p.add_subparsers(dest="wacz_command", metavar="ACTION", required=True)
+    actions = p.add_subparsers(dest="wacz_command", metavar="ACTION", required=True,
+                               help="create (a WACZ from a collection) or validate (a WACZ file)")
     a = actions.add_parser("create", help="package a collection as a WACZ 1.1.1 file (ReplayWeb.page, pywb, py-wacz)")
     a.add_argument("coll", metavar="COLL", help="the collection directory (archive/ and indexes/)")
     a.add_argument("-o", "--output", required=True, metavar="FILE.wacz", help="the WACZ to write (published when complete)")

@@ -119,8 +119,8 @@ def _trusted_lines(wz: WaczFile) -> "tuple[Optional[List[bytes]], str]":
         lines: List[bytes] = []
         for _, s in sources:
             lines.extend(s.range(b"", None))
-    except (ArchiveError, OSError) as e:
-        return None, f"its index cannot be read ({e})"
+    except (ArchiveError, OSError) as err:
+        return None, f"its index cannot be read ({err})"
     if not lines:
         return None, "it has no index"
     first: Dict[str, int] = {}
