@@ -124,6 +124,8 @@ SLOTS: Dict[str, List[Slot]] = {
               slot(f"get P {W} -o out.warc.gz", "coll"), slot(f"get {S} {W} -o P", "out", ".warc.gz"),
               slot("ls P", "coll"), slot(f"stat P {W}", "coll"), slot(f"rm P {W} --force", "coll"),
               slot("scrub P --light", "coll"), slot("scrub P --deep", "coll"), slot("repair P", "coll")],
+    "wacz": [slot("create P -o out.wacz", "coll"), slot(f"create {C} -o P", "out", ".wacz"),
+             slot("validate P", "warc", ".wacz")],
     "crawllog-revisits": [slot(f"P --index {C} -o out", "log", ".log"),
                           # an empty index is an error there: every duplicate line would be unresolved
                           slot(f"{J} --index P -o out", "source", ".cdxj", also="empty"),
@@ -135,7 +137,8 @@ SLOTS: Dict[str, List[Slot]] = {
 NOT_PATHS = {(("index",), d) for d in ("records", "dir_root", "fields", "surt_options")} | {
     (("record-index",), "dir_root"), (("cdx",), "coll"), (("lookup",), "url"), (("load",), "cdx"),
     (("serve",), "replay_host"), (("serve",), "host"), (("robots",), "urls"), (("robots",), "agent"),
-    (("session", "show"), "url"), (("store", "get"), "name"), (("store", "scrub"), "names"), (("store", "repair"), "names"),
+    (("session", "show"), "url"), (("store", "get"), "name"), (("wacz", "create"), "pages"), (("wacz", "create"), "title"),
+    (("wacz", "create"), "description"), (("wacz", "create"), "signing_url"), (("store", "scrub"), "names"), (("store", "repair"), "names"),
     (("store", "scrub"), "since"), (("store", "get"), "range"),
     (("store", "stat"), "name"), (("store", "rm"), "name"), (("store", "init"), "fragment_size"),
     (("index",), "scheduler"), (("index",), "target_size"),

@@ -2,7 +2,8 @@
 import cycle, and no module grows past 700 lines without saying why in its docstring.
 
     errors, durable, sortedfile, timestamps, surt, _ext, htmltext  <  warc  <  store  <  index
-        <  collection  <  capture, replay (siblings: neither imports the other), distributed  <  cli
+        <  collection, wacz (wacz packages collections)  <  capture, replay (siblings: neither imports
+        the other), distributed  <  cli
 
 (store sits on warc, whose reader makes a stored file's record table, and under index, collection and
 replay, which read byte ranges of WARCs kept in a store.)
@@ -19,7 +20,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "warchive"
 LAYERS = {
     "warchive": 0, "warchive.errors": 0, "warchive.durable": 1, "warchive.sortedfile": 0,
     "warchive.timestamps": 0, "warchive.surt": 1, "warchive._ext": 0, "warchive.htmltext": 0,
-    "warchive.warc": 2, "warchive.store": 3, "warchive.index": 4, "warchive.collection": 5,
+    "warchive.warc": 2, "warchive.store": 3, "warchive.index": 4, "warchive.collection": 5, "warchive.wacz": 5,
     "warchive.capture": 6, "warchive.replay": 6, "warchive.distributed": 6, "warchive.cli": 7,
     "warchive.__main__": 8,
 }

@@ -11,6 +11,7 @@ from argparse import ArgumentParser, Namespace
 
 from ..collection import Collection
 from ..errors import FileError
+from ..wacz.ingest import add_wacz
 from . import paths
 
 
@@ -30,7 +31,8 @@ def init(args: Namespace) -> int:
 
 def add_arguments(p: ArgumentParser) -> None:
     p.add_argument("coll", metavar="COLL", help="the collection (warchive init makes a new one)")
-    p.add_argument("warcs", nargs="+", metavar="WARC", help="WARC/ARC files to put into COLL/archive/")
+    p.add_argument("warcs", nargs="+", metavar="WARC", help="WARC/ARC files to put into COLL/archive/, or WACZ files "
+                   "(NAME.wacz) to import: hashes checked, WARCs into archive/, their index as a segment, pages kept")
     p.add_argument("--link", action="store_true", help="hard-link the files instead of copying them")
     p.add_argument("-j", "--jobs", type=int, default=1, help="index with N worker threads (default 1)")
 
@@ -44,11 +46,19 @@ def add(args: Namespace) -> int:
     Prints the new segment's path (or "nothing to index")."""
     paths.collection(args.coll)
     paths.archives(args.warcs, walks=False)
-    try:
-        seg = Collection(args.coll).add(args.warcs, link=args.link, jobs=max(1, args.jobs))
-    except FileError as e:   # the reader's remedy names index's options
-        raise e.restated("nothing was added; warchive check says what is wrong with the file") from None
-    print(seg or "nothing to index", file=sys.stderr)
+    waczs = [w for w in args.warcs if w.endswith(".wacz")]
+    warcs = [w for w in args.warcs if not w.endswith(".wacz")]
+    for w in waczs:
+        got = add_wacz(args.coll, w, jobs=max(1, args.jobs))
+        how = f"re-indexed: {got.reason}" if got.reindexed else f"{got.lines} index lines kept"
+        print(f"{w}: {len(got.warcs)} WARC files, {how}; {got.segment or 'nothing to index'}"
+              + (f"; pages in {got.pages}" if got.pages else ""), file=sys.stderr)
+    if warcs:
+        try:
+            seg = Collection(args.coll).add(warcs, link=args.link, jobs=max(1, args.jobs))
+        except FileError as e:   # the reader's remedy names index's options
+            raise e.restated("nothing was added; warchive check says what is wrong with the file") from None
+        print(seg or "nothing to index", file=sys.stderr)
     return 0
 
 

@@ -61,6 +61,7 @@ COMMANDS: Tuple[Command, ...] = (
                                              "(originals found by digest in a collection)"),
     Command("store", "store", "the durable store: WARC/ARC files erasure-coded over volumes (init, put, get, "
                               "ls, stat, rm)"),
+    Command("wacz", "wacz", "WACZ files: create one from a collection, validate one (import: warchive add COLL FILE.wacz)"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 

@@ -5,7 +5,8 @@
 (``check_filename``); ``Archives.open`` gives an ``OpenRecord``, whose payload
 is readable until it is closed. A file still being written (``NAME.open``, as
 the crawler's writer keeps it until it closes it as ``NAME``) is read under its
-final name, so that captures are replayed while the crawl runs.
+final name, so that captures are replayed while the crawl runs. WARCs stored in a zip (a WACZ
+served as it is) are ``members``: a record is read at its entry's start plus its offset.
 
 An archive path may also name a durable store (warchive.store): its directory (one holding
 store.json), ``store://STORE`` or ``store://STORE/NAME`` (that one stored file). A filename not
@@ -24,7 +25,7 @@ import threading
 from collections import OrderedDict
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ArchiveError, CaptureNotFound, RecordFormatError
 from ..store.layout import name_problem, store_url
@@ -37,6 +38,7 @@ PathLike = Union[str, os.PathLike[str]]
 # One record is read at an offset: a small first read (the reader's window grows when a record
 # needs more), where iterating a file reads 1 MiB at a time.
 RECORD_WINDOW = 64 * 1024
+Member = Tuple[str, int, int]
 OPEN_SUFFIX = ".open"   # a WARC file being written (warchive.warc.warcfile): NAME.open, then NAME
 STORE_FILES = 16        # stored files kept open (each holds its chunk files' descriptors)
 STORE_CACHE = 2 << 20   # fragment cache of each: a record is read in one piece, so little is read twice
@@ -103,7 +105,7 @@ class Archives:
     """Where the files of captures are: directories tried in order (pywb's archive paths), then
     stores (see the module docstring)."""
 
-    def __init__(self, dirs: Sequence[PathLike]) -> None:
+    def __init__(self, dirs: Sequence[PathLike], members: Optional[Mapping[str, Member]] = None) -> None:
         self.dirs: List[str] = []
         self.stores: List[Tuple[str, Optional[str]]] = []    # (store directory, only this name or None)
         for d in dirs:
@@ -115,6 +117,8 @@ class Archives:
                 self.stores.append((os.path.abspath(text), None))
             else:
                 self.dirs.append(os.path.abspath(text))
+        # WARCs stored in a zip (a WACZ): filename -> (zip path, where its data starts, its size)
+        self.members: Mapping[str, Member] = members or {}
         self._stores = Stores()
         self._files: "OrderedDict[Tuple[str, str], StoreFile]" = OrderedDict()
         self._found: Dict[Tuple[str, str], str] = {}   # (store, filename) -> its store:// URL
@@ -173,6 +177,8 @@ class Archives:
         CorruptRecordError when none starts there (the index does not match the file).
         ``length``: the record's, as its index line gives it: read in one piece of that size
         (a gzip member inflated whole); a wrong one costs time, not bytes."""
+        if filename in self.members:
+            return self._open_member(filename, offset, length)
         path = self.path(filename)
         with ExitStack() as on_error:
             try:
@@ -193,6 +199,20 @@ class Archives:
                 raise RecordFormatError(path, offset, f"the record found starts at byte {rec.offset}",
                                         "the index does not match the file: index it again")
             on_error.pop_all()
+        return OpenRecord(it, rec, path, filename)
+
+    def _open_member(self, filename: str, offset: int, length: Optional[int]) -> OpenRecord:
+        """A record of a WARC stored in a zip: at its data's start + ``offset`` of the zip file."""
+        path, start, size = self.members[filename]
+        if not 0 <= offset < size or (length is not None and offset + length > size):
+            raise RecordFormatError(path, start + offset, f"offset {offset} (+{length}) is outside {filename} "
+                                    f"({size} bytes) in the zip", "the index does not match the archive")
+        it = ArchiveIterator(path, offset=start + offset, window=RECORD_WINDOW, length=length)
+        rec = next(iter(it), None)
+        if rec is None or rec.offset != start + offset:
+            it.close()
+            raise RecordFormatError(path, start + offset, f"no record starts at byte {offset} of {filename}",
+                                    "the index does not match the archive")
         return OpenRecord(it, rec, path, filename)
 
 

@@ -2,6 +2,10 @@
 ones a configuration names, each opened once (its query engine and its capture loader) and
 reopened when its index files change.
 
+A file ROOT/NAME.wacz is the read-only collection NAME (a directory NAME
+wins): its indexes and records are read by byte range inside the zip
+(warchive.wacz.reader), nothing is extracted.
+
 A collection whose index cannot be opened is ``CollectionUnavailable``, told once per change
 of its index files and remembered, so the server can answer 503 for it and serve the others.
 A name that is not a collection (hidden, with a separator, ``..``) is no collection: nothing
@@ -18,24 +22,31 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ..errors import ArchiveError
-from ..index.query import Engine, Index, named_sources
+from ..index.query import Engine, Index, NamedSource, named_sources
+from ..wacz.reader import WaczFile
 from .config import CollectionConfig, ReplayConfig
 from .load import CaptureLoader
 
 log = logging.getLogger("warchive.serve")
+WACZ_EXT = ".wacz"   # ROOT/NAME.wacz is the read-only collection NAME, read inside the zip
 
 
 class CollectionUnavailable(ArchiveError):
-    """A collection whose index cannot be opened (the message names it and says why)."""
+    """A file ROOT/NAME.wacz is the read-only collection NAME (a directory NAME
+wins): its indexes and records are read by byte range inside the zip
+(warchive.wacz.reader), nothing is extracted.
+
+A collection whose index cannot be opened (the message names it and says why)."""
 
 
 class Served:
     """One collection being served: ``engine`` answers CDX queries, ``loader`` loads captures."""
 
-    def __init__(self, name: str, engine: Engine, loader: CaptureLoader) -> None:
+    def __init__(self, name: str, engine: Engine, loader: CaptureLoader, wacz: Optional[WaczFile] = None) -> None:
         self.name = name
         self.engine = engine
         self.loader = loader
+        self.wacz = wacz   # the zip its sources read (closed last)
 
     def close(self) -> None:
         try:
@@ -46,6 +57,8 @@ class Served:
                     s.source.close()
                 except Exception:
                     pass
+            if self.wacz is not None:
+                self.wacz.close()
 
 
 _Stamp = Tuple[Any, ...]
@@ -74,6 +87,8 @@ class Collections:
                 entries = []
             found.update(n for n in entries
                          if not n.startswith(".") and os.path.isdir(os.path.join(self.root, n, "indexes")))
+            found.update(n[:-len(WACZ_EXT)] for n in entries if n.endswith(WACZ_EXT) and not n.startswith(".")
+                         and len(n) > len(WACZ_EXT) and os.path.isfile(os.path.join(self.root, n)))
         return sorted(found)
 
     def _where(self, coll: str) -> Optional[Tuple[CollectionConfig, _Stamp]]:
@@ -90,7 +105,7 @@ class Collections:
         path, idx = _paths(self.root, coll)
         st = _dir_stat(idx)
         if st is None:
-            return None
+            return _wacz_where(coll, path + WACZ_EXT)
         return CollectionConfig(coll, [path]), ((idx, st.st_mtime_ns, st.st_ino),)   # (_stamp's, one stat)
 
     def get(self, coll: str) -> Optional[Served]:
@@ -170,7 +185,35 @@ def _dir_stat(path: str) -> Optional[os.stat_result]:
     return st if stat.S_ISDIR(st.st_mode) else None
 
 
+def _wacz_where(coll: str, path: str) -> Optional[Tuple[CollectionConfig, _Stamp]]:
+    """ROOT/COLL.wacz, served as the read-only collection COLL (None: there is none)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return CollectionConfig(coll, [path]), ((path, st.st_mtime_ns, st.st_ino, st.st_size),)
+
+
+def _open_wacz(where: CollectionConfig) -> Served:
+    """A WACZ as a collection: its indexes read by range, its records at their offsets in the zip."""
+    wz = WaczFile(where.index_paths[0])
+    try:
+        # "plain": the CDX API's page queries (showNumPages) are pywb ZipNum clusters' only
+        sources = [NamedSource(src, f"{where.name}/{name}", where.name, "plain")
+                   for name, src in wz.index_sources()]
+        engine = Engine(sources, access="allow", selectable=False)
+        loader = CaptureLoader(Index.of(engine), archive_paths=[], members=wz.members())
+    except BaseException:
+        wz.close()
+        raise
+    return Served(where.name, engine, loader, wz)
+
+
 def _open(where: CollectionConfig) -> Served:
+    if len(where.index_paths) == 1 and where.index_paths[0].endswith(WACZ_EXT):
+        return _open_wacz(where)
     sources, access, selectable = named_sources(where.index_paths, where.name)
     engine = Engine(sources, access=access, selectable=selectable)
     try:

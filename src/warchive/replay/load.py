@@ -52,7 +52,7 @@ from ..index.query import Index, QueryError, parse_line
 from ..index.rix import RECORD_INDEX_EXT, RecordIndex, unbracket
 from ..warc.digest import Digest
 from ..warc.headers import Headers
-from .archives import ArchiveFileNotFound, Archives, OpenRecord, RecordInfo, UnsafeFilename, check_filename
+from .archives import ArchiveFileNotFound, Archives, Member, OpenRecord, RecordInfo, UnsafeFilename, check_filename
 from .originals import OriginalNotFound, Originals
 from .redirects import SelfRedirect, SelfRedirects, check_self_redirect
 from .segments import SegmentNotFound, continuations
@@ -187,14 +187,15 @@ class CaptureLoader:
     revisits with ``orig.*`` fields resolve). ``archive_paths``: directories holding the WARC
     files, tried in order (default: the ``archive/`` directory of each collection of the
     index). ``record_index``: record index file(s) (default: every ``*.rix`` in the index
-    directories of the collections)."""
+    directories of the collections). ``members``: WARCs stored in a WACZ (Archives')."""
 
     def __init__(self, index: IndexArg = None, archive_paths: Optional[Sequence[PathLike]] = None,
-                 record_index: Union[PathLike, Sequence[PathLike], None] = None) -> None:
+                 record_index: Union[PathLike, Sequence[PathLike], None] = None,
+                 members: Optional[Mapping[str, Member]] = None) -> None:
         self._own_index = index is not None and not isinstance(index, Index)
         self.index = _open_index(index)
         index_dirs = _index_dirs(self.index) if self.index is not None else []
-        self.archives = Archives(archive_paths if archive_paths is not None else _archive_dirs(index_dirs))
+        self.archives = Archives(archive_paths if archive_paths is not None else _archive_dirs(index_dirs), members)
         self.record_indexes = [RecordIndex(p) for p in _record_index_paths(record_index, index_dirs)]
 
     def close(self) -> None:
