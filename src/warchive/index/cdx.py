@@ -408,8 +408,12 @@ def _index_source(src: Input, path: str, write: Write, opts: IndexOptions, filen
     return stats
 
 
-def _index_python(src: Input, write: Write, opts: IndexOptions, filename: str, stats: FileStats, path: str) -> None:
-    """Whole file through the reference (zst, -p, ARC-only files, streams: '-', FIFOs)."""
+def _index_python(src: Input, write: Write, opts: IndexOptions, filename: str, stats: FileStats,
+                  path: Optional[str] = None) -> None:
+    """Whole file through the reference (zst, -p, ARC-only files, streams: '-', FIFOs); ``path``:
+    what messages call it (default: src, a path)."""
+    if path is None:
+        path = src if isinstance(src, str) else getattr(src, "name", None)
     with open_archive(_stream(src) if isinstance(src, str) else src, verify=opts.verify, strict=opts.strict,
                       on_defect=reporter(opts, stats), name=path) as it:
         source: Iterable = _paired_lines(it, filename, opts) if opts.post_append else _plain_lines(it, filename, opts)
