@@ -50,6 +50,9 @@ __all__ = ["ALIASES", "CDX_FORMATS", "Answer", "Capture", "Engine", "Index", "Na
            "QueryError", "Result", "key_range", "params_from", "parse_line", "parse_query_string"]
 
 DEFAULT_LIMIT = 100000
+# A limit past this many lines (either sign) means "all" anyway; cut to it, so that an absurd
+# ``limit=-10**30`` is no OverflowError (a 500) in deque/islice, which take a C ssize_t.
+LIMIT_MAX = 1 << 62
 FALSE_VALUES = ("0", "false", "f", "off")
 
 OUTPUTS = {"cdxj": "text/x-cdxj", "json": "text/x-ndjson", "text": "text/plain",
@@ -215,7 +218,7 @@ class Query:
             self.limit_given = False
         else:
             try:
-                self.limit = int(limit_raw)
+                self.limit = max(-LIMIT_MAX, min(LIMIT_MAX, int(limit_raw)))
             except ValueError:
                 raise QueryError(f"limit must be an integer, not {limit_raw!r}") from None
             self.limit_given = True
@@ -714,7 +717,7 @@ class Engine:
             limit = DEFAULT_LIMIT
         else:
             try:
-                limit = int(limit_raw)
+                limit = max(-LIMIT_MAX, min(LIMIT_MAX, int(limit_raw)))
             except ValueError:
                 return None
         for s in srcs:

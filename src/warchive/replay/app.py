@@ -141,7 +141,7 @@ class ReplayApp:
         await self._send(reply, send, head_only=method == "HEAD")
 
     async def _send(self, reply: Reply, send: Any, head_only: bool) -> None:
-        hdrs = [(k.encode("latin-1", "replace"), v.encode("latin-1", "replace")) for k, v in reply.headers]
+        hdrs = [f for f in (_wire_field(k, v) for k, v in reply.headers) if f is not None]
         try:
             await send({"type": "http.response.start", "status": reply.status, "headers": hdrs})
             if head_only:
@@ -424,6 +424,18 @@ class ReplayApp:
 
 
 _RANGE = re.compile(r"([0-9]+)(\*([0-9]*))?/")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_CTL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _wire_field(name: str, value: str) -> Optional[Tuple[bytes, bytes]]:
+    """A header field as sent: an archived head may hold CR, LF or NUL inside a value (a lone
+    CR, a folded line) or a name that is no token; sent as they are, they would split the head
+    (header injection, response splitting) or make the server fail. Such a name is dropped, such
+    characters become spaces; characters past Latin-1 become '?' (docs/security.md)."""
+    if not _TOKEN.fullmatch(name):
+        return None
+    return name.encode("ascii"), _CTL.sub(" ", value).encode("latin-1", "replace")
 
 
 def _html(status: int, body: bytes, extra: Optional[List[Tuple[str, str]]] = None) -> Reply:

@@ -21,6 +21,9 @@ except ImportError:   # not a dependency of warchive: without it "br" bodies are
     brotli = None
 
 
+INFLATE_MAX = 256 * 1024   # the most one decompress call may give (see _Decoded._feed)
+
+
 def _decoder(encoding: Optional[str]) -> Optional[Callable[[], object]]:
     if not encoding:
         return None
@@ -50,6 +53,7 @@ class _Decoded(io.RawIOBase):
         self._dec: Any = self._make() if self._make else None
         self._first = True
         self._buf = b""
+        self._tail = b""     # input the decompressor has not consumed yet (INFLATE_MAX reached)
         self._eof = False
 
     def readable(self) -> bool:
@@ -60,7 +64,10 @@ class _Decoded(io.RawIOBase):
             return data
         try:
             if hasattr(self._dec, "decompress"):
-                out = self._dec.decompress(data)
+                # at most INFLATE_MAX out of one call: a bomb (a block inflating 1000x) is read
+                # piece by piece, the input not inflated yet kept for the next read
+                out = self._dec.decompress(data, INFLATE_MAX)
+                self._tail = self._dec.unconsumed_tail
             else:
                 out = self._dec.process(data)
         except Exception:
@@ -70,7 +77,9 @@ class _Decoded(io.RawIOBase):
                     self._dec = zlib.decompressobj(-zlib.MAX_WBITS)
                     return self._feed(data)
                 self._dec = None
+                self._tail = b""
                 return data
+            self._tail = b""
             return b""
         if out:   # as warcio: a block counts as first until some bytes have come out
             self._first = False
@@ -80,7 +89,11 @@ class _Decoded(io.RawIOBase):
         if n is None:
             n = -1
         while not self._eof and (n < 0 or len(self._buf) < n):
-            block = next(self._blocks, None)
+            if self._tail:
+                block: Optional[bytes] = self._tail
+                self._tail = b""
+            else:
+                block = next(self._blocks, None)
             if block is None:
                 self._eof = True
                 break
