@@ -27,6 +27,7 @@ import pytest
 
 import warcgen
 from warchive.collection import Collection
+from warchive.index.cdx import IndexOptions, index_file
 from warchive.replay.app import create_app
 
 SECRET = b"TOP-SECRET-0451"
@@ -364,3 +365,24 @@ def test_a_huge_query_string_is_answered_not_crashed(app):
                                                                    + "&url=example.com")):
         status, _, body, _ = call(app, path, q)
         assert status is not None and status < 500, (path[:40], status, body[:200])
+
+
+def test_indexing_a_gzip_bomb_takes_bounded_memory(tmp_path):
+    """A WARC whose gzip member inflates 1000x (a 32 MiB response body of zeros) and a record
+    whose Content-Encoding is a bomb: indexed with their lines, the memory the indexer took well
+    under the inflated size."""
+    zeros = b"\0" * BOMB_SIZE
+    recs = warcgen.get_pair("big", "http://example.com/big", "/big", body=zeros,
+                            headers=[("Content-Type", "application/octet-stream"),
+                                     ("Content-Length", str(BOMB_SIZE))])
+    bomb = warcgen.gzip_member(zeros)
+    recs.append(_raw_response("bomb", "http://example.com/bomb", [
+        b"Content-Type: text/html", b"Content-Encoding: gzip", b"Content-Length: %d" % len(bomb)], bomb))
+    fx = warcgen.write_warc(tmp_path, "bomb", recs)
+    del zeros, recs, bomb
+    assert fx.path.stat().st_size * 500 < BOMB_SIZE * 2
+    lines: List[bytes] = []
+    _, peak = _peak(lambda: index_file(str(fx.path), lines.append, IndexOptions()))
+    text = b"".join(lines)
+    assert b"com,example)/big" in text and b"com,example)/bomb" in text
+    assert peak < BOMB_SIZE // 4, peak
