@@ -111,6 +111,7 @@ def _recs() -> list:
     recs += warcgen.get_pair("live", "http://example.com/live", "/live", body=LIVE_HTML)
     recs += warcgen.get_pair("title", "http://example.com/title", "/title", body=TITLE_HTML)
     recs.append(_raw_response("xssurl", "http://example.com/q?x=" + XSS, [b"Content-Type: text/html"], b"<p>q</p>"))
+    recs.append(_raw_response("jsurl", "javascript:alert(1)//x", [b"Content-Type: text/html"], b"<p>js</p>"))
     recs.append(_raw_response("crlf", "http://example.com/crlf", [
         b"Content-Type: text/plain",
         b"X-Cr: a\rInjected-Cr: yes",                       # a lone CR inside a value
@@ -267,6 +268,8 @@ XSS_Q = XSS.replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
     ("/web/" + TS + "/http://example.com/" + XSS, ""),
     ("/web/" + TS + "/javascript:alert(1)//" + XSS, ""),
     ("/web/*/javascript:alert(1)", ""),
+    ("/web/" + TS + "/javascript:alert(1)//x", ""),                    # a capture of a javascript: URL
+    ("/web/*/javascript:alert(1)//x", ""),
     ("/" + XSS + "/", ""),                                              # no such collection
     ("/web/", "url=" + XSS_Q),                                          # the search form
     ("/web/", "url=" + XSS_Q + "&matchType=host"),
