@@ -54,6 +54,7 @@ class _Decoded(io.RawIOBase):
         self._first = True
         self._buf = b""
         self._tail = b""     # input the decompressor has not consumed yet (INFLATE_MAX reached)
+        self._drain = False  # brotli holds output past INFLATE_MAX: to be had with empty input
         self._eof = False
 
     def readable(self) -> bool:
@@ -68,6 +69,9 @@ class _Decoded(io.RawIOBase):
                 # piece by piece, the input not inflated yet kept for the next read
                 out = self._dec.decompress(data, INFLATE_MAX)
                 self._tail = self._dec.unconsumed_tail
+            elif hasattr(self._dec, "can_accept_more_data"):   # brotli >= 1.2: bounded output too
+                out = self._dec.process(data, output_buffer_limit=INFLATE_MAX)
+                self._drain = not self._dec.can_accept_more_data()
             else:
                 out = self._dec.process(data)
         except Exception:
@@ -77,9 +81,9 @@ class _Decoded(io.RawIOBase):
                     self._dec = zlib.decompressobj(-zlib.MAX_WBITS)
                     return self._feed(data)
                 self._dec = None
-                self._tail = b""
+                self._tail, self._drain = b"", False
                 return data
-            self._tail = b""
+            self._tail, self._drain = b"", False
             return b""
         if out:   # as warcio: a block counts as first until some bytes have come out
             self._first = False
@@ -89,6 +93,13 @@ class _Decoded(io.RawIOBase):
         if n is None:
             n = -1
         while not self._eof and (n < 0 or len(self._buf) < n):
+            if self._drain:
+                self._drain = False
+                got = self._feed(b"")
+                if not got:   # (never stuck: no output means no more is held)
+                    self._drain = False
+                self._buf += got
+                continue
             if self._tail:
                 block: Optional[bytes] = self._tail
                 self._tail = b""
