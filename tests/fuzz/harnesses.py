@@ -1,0 +1,159 @@
+"""One atheris harness per parser entry point, and the property each must keep.
+
+Each harness is a function of one ``bytes`` input. The property, for any input:
+only ArchiveError children escape (or the ValueError an API documents, named in
+``ALLOWED`` with the reason); no other exception, no crash, no hang. A harness
+also checks a cheap invariant where one exists (the WARC head kernel equals the
+pure Python reference whenever it does not decline), so a wrong answer is a
+finding too, not only an exception.
+
+The harnesses are plain functions so the default test run can call them on the
+seed corpus (tests/fuzz/test_harnesses.py) and ``python -m tests.fuzz.run NAME``
+can hand them to atheris/libFuzzer for a long run.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Callable, Dict, Tuple, Type
+
+import atheris
+
+with atheris.instrument_imports(include=["warchive"]):
+    from warchive._ext import gzip_members
+    from warchive._ext import warc_headers
+    from warchive.capture import robots
+    from warchive.errors import ArchiveError
+    from warchive.index.query import parse_line
+    from warchive.replay.urls import ArchivalUrl
+    from warchive.surt import OPTIONS, canonicalize, surt
+    from warchive.warc import headers
+    from warchive.warc import reader
+
+Harness = Callable[[bytes], None]
+
+MAX_MEMBERS = 64      # members walked per input: bounds the work, not the coverage
+
+
+def fuzz_gzip(data: bytes) -> None:
+    """gzip_members.Reader over a BytesIO, skip mode and verify mode: walk the members, reading heads."""
+    for verify in (False, True):
+        r = gzip_members.Reader(io.BytesIO(data), verify=verify)   # bytes would be a path
+        off = 0
+        for _ in range(MAX_MEMBERS):
+            if not r.member_begin(off):
+                break
+            r.member_head(256)
+            end = r.member_finish()
+            if end <= off:
+                raise AssertionError(f"member end {end} not past its start {off}")
+            off = end
+        r.close()
+
+
+def fuzz_warc(data: bytes) -> None:
+    """The record iterator (plain, gzip, ARC told by the first bytes) over bytes, payloads read."""
+    n = 0
+    for rec in reader.open(io.BytesIO(data)):
+        rec.payload.read(1 << 16)
+        n += 1
+        if n >= MAX_MEMBERS:
+            break
+
+
+def fuzz_warc_head(data: bytes) -> None:
+    """warchive.warc.headers.parse_head and the warc_headers kernel: kernel == reference."""
+    for final in (False, True):
+        got = warc_headers.parse_head(data, final)
+        ref = headers.parse_head_py(data, 0, len(data), final)
+        if got is not None and got is not False:
+            if ref is None:
+                raise AssertionError("kernel parsed a head the reference wants more bytes for")
+            status, fields, end, total = got
+            if (status, fields, end, total) != (ref.status, ref.fields, ref.end, ref.total_len):
+                raise AssertionError(f"kernel {got!r} != reference {(ref.status, ref.fields, ref.end, ref.total_len)!r}")
+        if got is False and ref is not None:
+            raise AssertionError("kernel asked for more bytes where the reference parsed a head")
+        head = headers.parse_head(data, 0, len(data), final)
+        if head is not None:
+            headers.warc_protocol(head.status)
+
+
+def fuzz_http_head(data: bytes) -> None:
+    """An HTTP head as the reader parses it: parse_head, then http_head and the lookups on it."""
+    head = headers.parse_head(data, 0, len(data), True)
+    if head is None:
+        raise AssertionError("parse_head(final=True) returned None")
+    h = headers.http_head(head)
+    h.get("Content-Type")
+    h.get("Transfer-Encoding")
+    h.to_bytes()
+
+
+_OPTION_NAMES = sorted(set(OPTIONS) - {"public_suffix"})   # public_suffix=True: a documented ValueError
+
+
+def fuzz_surt(data: bytes) -> None:
+    """SURT (kernel) with options picked from the input, as str and bytes, and pywb's canonicalize."""
+    fdp = atheris.FuzzedDataProvider(data)
+    opts = {name: fdp.ConsumeBool() for name in _OPTION_NAMES}
+    raw = fdp.ConsumeBytes(fdp.remaining_bytes())
+    surt(raw, **opts)
+    text = raw.decode("utf-8", "surrogateescape")
+    surt(text, **opts)
+    canonicalize(text)
+    canonicalize(text, surt_ordered=False)
+
+
+def fuzz_cdxj(data: bytes) -> None:
+    """A stored index line read as the query side reads it (parse_line, then its fields)."""
+    c = parse_line(data)
+    c.urlkey, c.timestamp
+    for k in list(c.keys()):
+        c.get(k)
+
+
+def fuzz_archival_url(data: bytes) -> None:
+    """ArchivalUrl.parse of a replay path, then printed back and its properties."""
+    path = data.decode("utf-8", "surrogateescape")
+    u = ArchivalUrl.parse(path)
+    str(u)
+    u.is_replay
+
+
+def fuzz_robots(data: bytes) -> None:
+    """robots.txt parsed in both readings, then decisions for a few agents and paths."""
+    split = data.find(b"\n\n\n")
+    body, probe = (data, b"/") if split < 0 else (data[:split], data[split + 3:] or b"/")
+    for mode in (robots.GOOGLE, robots.RFC):
+        rt = robots.parse(body, mode=mode)
+        for agent in ("warchive", "*", "Googlebot"):
+            rt.decide(probe, agent)
+
+
+HARNESSES: Dict[str, Harness] = {
+    "gzip": fuzz_gzip,
+    "warc": fuzz_warc,
+    "warc_head": fuzz_warc_head,
+    "http_head": fuzz_http_head,
+    "surt": fuzz_surt,
+    "cdxj": fuzz_cdxj,
+    "archival_url": fuzz_archival_url,
+    "robots": fuzz_robots,
+}
+
+ALLOWED: Dict[str, Tuple[Type[BaseException], ...]] = {name: (ArchiveError,) for name in HARNESSES}
+"""What may escape each harness: ArchiveError children (QueryError, ArchivalUrlError, UrlError
+are among them and are also ValueErrors, as their APIs document)."""
+
+
+def checked(name: str) -> Harness:
+    """The harness ``name`` with its property: an allowed exception is swallowed, any other escapes."""
+    fn, allowed = HARNESSES[name], ALLOWED[name]
+
+    def run(data: bytes) -> None:
+        try:
+            fn(data)
+        except allowed:
+            pass
+    return run
