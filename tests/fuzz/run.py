@@ -12,10 +12,7 @@ current directory; rerun it with ``python -m tests.fuzz.run NAME crash-...``.
 
 from __future__ import annotations
 
-import atexit
-import os
 import sys
-import time
 
 import atheris
 
@@ -28,15 +25,6 @@ def main(argv: list) -> None:
         sys.exit(f"usage: python -m tests.fuzz.run NAME [libFuzzer flags]; NAME one of {', '.join(HARNESSES)}")
     name, flags = argv[1], argv[2:]
     target = checked(name)
-    count = [0]
-
-    def one(data: bytes) -> None:
-        count[0] += 1
-        target(data)
-
-    t0 = time.monotonic()
-    atexit.register(lambda: print(f"# {name}: {count[0]} inputs in {time.monotonic() - t0:.1f} s",
-                                  file=sys.stderr, flush=True))
     paths = [f for f in flags if not f.startswith("-")]
     if not paths:
         seed_dir = seeds.write()[name]
@@ -47,7 +35,7 @@ def main(argv: list) -> None:
         flags.append(f"-max_len={seeds.SEED_BYTES}")
     if not any(f.startswith("-timeout=") for f in flags):
         flags.append("-timeout=10")     # a hang: one input over 10 s is reported as timeout-*
-    atheris.Setup([argv[0]] + flags, one)
+    atheris.Setup([argv[0]] + flags, target)
     atheris.Fuzz()
 
 
