@@ -9,8 +9,9 @@
 - test_harnesses.py: the seeds in the default run; ``pytest -m fuzz tests/fuzz``
   runs every harness for WARCHIVE_FUZZ_RUNS inputs (default 20000).
 
-Coverage: atheris instruments the Python modules of warchive (and the `surt`
-package in the SURT harness); the Cython/C kernels are not instrumented, so
+Coverage: run.py imports the harnesses under atheris.instrument_imports
+(warchive, the `surt` package, harnesses.py; not the default test run, which
+would then instrument warchive for every later test); the Cython/C kernels are not instrumented, so
 libFuzzer sees their outcome only through the Python around them (the gzip
 harness branches on it in ``_outcome``). Instrumenting the kernels too, with
 AddressSanitizer, needs (not done yet):

@@ -7,6 +7,9 @@ also checks a cheap invariant where one exists (the WARC head kernel equals the
 pure Python reference whenever it does not decline), so a wrong answer is a
 finding too, not only an exception.
 
+Coverage comes from instrumenting the Python of warchive, the `surt` package and
+this module (run.py imports them so); the kernels are not instrumented.
+
 The harnesses are plain functions so the default test run can call them on the
 seed corpus (tests/fuzz/test_harnesses.py) and ``python -m tests.fuzz.run NAME``
 can hand them to atheris/libFuzzer for a long run.
@@ -19,25 +22,26 @@ from typing import Callable, Dict, Tuple, Type
 
 import atheris
 
-with atheris.instrument_imports(include=["warchive"]):
-    from warchive._ext import gzip_members
-    from warchive._ext import warc_headers
-    from warchive.capture import robots
-    from warchive.errors import ArchiveError
-    from warchive.index.query import parse_line
-    from warchive.replay.urls import ArchivalUrl
-    from warchive.surt import OPTIONS, canonicalize, surt
-    from warchive.warc import headers
-    from warchive.warc import reader
-with atheris.instrument_imports(include=["surt"]):
-    import surt as surt_peer      # the peer, run for its coverage only (see fuzz_surt)
+from warchive._ext import gzip_members
+from warchive._ext import warc_headers
+from warchive.capture import robots
+from warchive.errors import ArchiveError
+from warchive.index.query import parse_line
+from warchive.replay.urls import ArchivalUrl
+from warchive.surt import OPTIONS, canonicalize, surt
+from warchive.warc import headers
+from warchive.warc import reader
+
+import surt as surt_peer      # the peer, run for its coverage only (see fuzz_surt)
+
+# run.py imports this module under atheris.instrument_imports (warchive, surt and this module);
+# it is not done here, so the default test run does not instrument warchive for later tests.
 
 Harness = Callable[[bytes], None]
 
 MAX_MEMBERS = 64      # members walked per input: bounds the work, not the coverage
 
 
-@atheris.instrument_func     # this module is not under instrument_imports
 def _outcome(members: int, trusted: int, err: str) -> None:
     """Branch on what the (uninstrumented) kernel did, so libFuzzer sees a new outcome as new
     coverage: without it the gzip harness has ~9 Python edges and keeps one input."""

@@ -17,7 +17,9 @@ import sys
 import atheris
 
 from tests.fuzz import seeds
-from tests.fuzz.harnesses import HARNESSES, checked
+
+with atheris.instrument_imports(include=["warchive", "surt", "tests.fuzz.harnesses"]):
+    from tests.fuzz.harnesses import HARNESSES, checked
 
 
 def main(argv: list) -> None:
