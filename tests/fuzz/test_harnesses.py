@@ -49,3 +49,15 @@ def test_fuzz(name: str, tmp_path: Path) -> None:
                         f"-artifact_prefix={tmp_path}/"],
                        cwd=ROOT, env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-4000:]
+
+
+CRASHERS = Path(__file__).parent / "crashers"
+
+
+@pytest.mark.xfail(raises=OverflowError, strict=True,
+                   reason="open: a resynced record at byte 453 with Content-Length 7777...7 (34 digits) "
+                          "reaches gzip_members.Reader.read_at with an offset past a C long "
+                          "(warc/reader.py _finish_plain_record)")
+def test_crasher_warc_content_length_overflow() -> None:
+    # found by atheris (harness warc, 20,791 inputs): must raise an ArchiveError child, raises OverflowError
+    checked("warc")((CRASHERS / "warc-content-length-overflow").read_bytes())
