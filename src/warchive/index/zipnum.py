@@ -40,7 +40,7 @@ from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Nam
 
 from isal import isal_zlib
 
-from ..durable import AtomicOutput
+from ..durable import AtomicOutput, fsync_dir
 from ..errors import IndexFormatError, UnsortedInputError
 from .sort import open_input
 
@@ -561,7 +561,9 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
     `compressor` "zlib" (level 6 by default: Common Crawl's bytes) or "isal" (ISA-L,
     level 2 by default: about 10x faster, about 9% bigger).
     Every file is written under a temporary name and renamed when all are complete,
-    the .idx last: a reader never finds a summary whose parts are not there."""
+    the .idx last: a reader never finds a summary whose parts are not there. An older cluster
+    at `out` is unpublished (its .idx removed) before its first file is replaced, so a process
+    killed meanwhile leaves no cluster, never an old summary pointing into new parts."""
     if lines_per_block < 1:
         raise ValueError("lines_per_block must be >= 1")
     if parts < 1:
@@ -591,7 +593,8 @@ class ClusterWriter:
     ``parts`` part files of about equal uncompressed size (of ``total`` bytes; cut at block
     boundaries), each block's summary line (its first two fields as key, its whole first line
     where that would sort before the key above; offsets in its part; numbers from 1), and the
-    .loc; published by ``commit`` (parts, then the .loc, then the .idx that points into them).
+    .loc; published by ``commit`` (parts, then the .loc, then the .idx that points into them; the
+    .idx of an older cluster under the same names is removed before the first part is renamed).
     warchive.distributed assembles clusters whose blocks were compressed elsewhere with it."""
 
     def __init__(self, out: PathLike, parts: int = 1, total: int = 0, name: Optional[str] = None) -> None:
@@ -637,6 +640,11 @@ class ClusterWriter:
         loc = AtomicOutput(self.loc_path)
         self.outs.append(loc)
         loc.write(b"".join(f"{p}\t{p}\n".encode() for p in self.part_names))
+        if os.path.lexists(self.idx_path):
+            # An older cluster under these names: its summary goes first, so that a kill while the
+            # parts are renamed leaves no cluster rather than an old summary over new parts.
+            os.unlink(self.idx_path)
+            fsync_dir(self.dir, strict=False)
         for o in self.outs[1:]:
             o.commit()
         self.idx.commit()
