@@ -24,10 +24,10 @@ from __future__ import annotations
 import filecmp
 import heapq
 import os
-import shutil
 import time
 from typing import Iterable, Iterator, List, Optional, Sequence
 
+from .durable import AtomicOutput
 from .errors import ArchiveError
 from .index.build import index_paths
 from .index.cdx import IndexOptions
@@ -115,9 +115,7 @@ class Collection:
         elif link:
             os.link(warc, dst)
         else:
-            tmp = dst + ".part"
-            shutil.copyfile(warc, tmp)
-            os.replace(tmp, dst)
+            copy_file(warc, dst)
         return dst
 
     def merge_segments(self, segments: Sequence[str], stem: str, source: str) -> Optional[str]:
@@ -145,6 +143,17 @@ class Collection:
         segs = self.segments()
         return self.merge_segments(segs, "compact",
                                    "compaction of " + ", ".join(os.path.basename(p) for p in segs))
+
+
+def copy_file(src: str, dst: str) -> None:
+    """Copy ``src`` to ``dst`` through a temporary file renamed when complete and on disk: a full
+    disk is a WriteError naming ``dst``, and leaves nothing behind."""
+    with open(src, "rb") as f, AtomicOutput(dst) as out:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            out.write(chunk)
 
 
 def _unique(lines: Iterable[bytes]) -> Iterator[bytes]:

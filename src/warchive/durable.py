@@ -3,18 +3,22 @@
 ``AtomicOutput`` writes a file under a temporary name in the destination
 directory and renames it into place once it is complete and fsynced;
 ``fsync_dir`` puts a directory's new names on disk; ``temp_file`` creates a
-file nobody else has. Every layer that publishes files (index segments,
+file nobody else has. A write that fails (a full disk, an I/O error) is a
+``WriteError`` naming the final path and the byte it got to, and leaves no
+temporary file. Every layer that publishes files (index segments,
 sorted runs, ZipNum clusters, record indexes, session sidecars, WARCs) uses
 these. This module must not import anything from the rest of the package
-but the kernels' system calls.
+but the kernels' system calls and the errors.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import BinaryIO, Optional, Tuple, TypeVar
 
 from ._ext.sysio import start_writeback
+from .errors import WriteError
 
 P = TypeVar("P", bound="Publisher")
 
@@ -101,24 +105,36 @@ class AtomicOutput(Publisher):
         return self._finished
 
     def write(self, b: bytes) -> None:
-        self.f.write(b)
-        self._unsynced += len(b)
-        if self._unsynced >= (self.START_EVERY if self._async else self.SYNC_EVERY):
-            self.f.flush()
-            if self._async:
-                started = start_writeback(self.f.fileno(), self._written, self._unsynced)
-                if started is None:
-                    self._async = False
-            else:
-                os.fdatasync(self.f.fileno())
-            self._written += self._unsynced
-            self._unsynced = 0
+        try:
+            self.f.write(b)
+            self._unsynced += len(b)
+            if self._unsynced >= (self.START_EVERY if self._async else self.SYNC_EVERY):
+                self.f.flush()
+                if self._async:
+                    started = start_writeback(self.f.fileno(), self._written, self._unsynced)
+                    if started is None:
+                        self._async = False
+                else:
+                    os.fdatasync(self.f.fileno())
+                self._written += self._unsynced
+                self._unsynced = 0
+        except OSError as e:
+            raise self.failed(e) from e
+
+    def failed(self, e: OSError) -> WriteError:
+        """The WriteError of an OSError met while writing (the file is not published)."""
+        remedy = "free space on its disk and run the command again" if e.errno == errno.ENOSPC else \
+            "nothing was published; run the command again once the disk is sound"
+        return WriteError(self.path, self._written + self._unsynced, f"write failed: {e.strerror or e}", remedy)
 
     def commit(self) -> None:
         """fsync, rename into place, fsync the directory."""
-        self.f.flush()
-        os.fsync(self.f.fileno())
-        self.f.close()
+        try:
+            self.f.flush()
+            os.fsync(self.f.fileno())
+            self.f.close()
+        except OSError as e:
+            raise self.failed(e) from e
         os.chmod(self.tmp, 0o644)
         os.replace(self.tmp, self.path)
         self._finished = True
@@ -129,8 +145,12 @@ class AtomicOutput(Publisher):
         if self._finished:
             return
         self._finished = True
-        self.f.close()
         try:
-            os.unlink(self.tmp)
+            self.f.close()     # flushes what is buffered: on a full disk that fails again
         except OSError:
             pass
+        finally:
+            try:
+                os.unlink(self.tmp)
+            except OSError:
+                pass

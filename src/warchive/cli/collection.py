@@ -10,7 +10,7 @@ import sys
 from argparse import ArgumentParser, Namespace
 
 from ..collection import Collection
-from ..errors import FileError
+from ..errors import FileError, WriteError
 from ..wacz.ingest import add_wacz
 from . import paths
 
@@ -56,6 +56,8 @@ def add(args: Namespace) -> int:
     if warcs:
         try:
             seg = Collection(args.coll).add(warcs, link=args.link, jobs=max(1, args.jobs))
+        except WriteError:       # a full disk: its remedy says so
+            raise
         except FileError as e:   # the reader's remedy names index's options
             raise e.restated("nothing was added; warchive check says what is wrong with the file") from None
         print(seg or "nothing to index", file=sys.stderr)
