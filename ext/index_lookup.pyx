@@ -6,7 +6,10 @@
 start <= line < stop (bytewise). Blocks are checked (CRC-32) and decoded on
 first use and kept in a bounded LRU cache of decoded blocks; lines are
 always copied out as bytes, never handed out as views of the map, and every
-call after `close()` raises ValueError.
+call after `close()` raises ValueError. The file's descriptor is kept: a block
+is read from the map only while the file still holds it (one fstat per block
+decoded), so a segment cut short while open raises IndexFormatError naming the
+block and its offset instead of killing the process with SIGBUS.
 
 Lookups hold the GIL: an exact lookup takes a few microseconds, less than
 releasing and taking the GIL back would cost, and the block cache is shared
@@ -16,6 +19,7 @@ by every caller of a Segment without a lock.
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
+from posix.stat cimport struct_stat, fstat
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize, PyBytes_Check
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.list cimport PyList_Append
@@ -58,12 +62,14 @@ cdef class Segment:
     cdef wa_seg_it it            # scratch iterator of lookup() and range_list()
     cdef Py_buffer view
     cdef bint have_view, is_open
+    cdef int fd                  # the file (the map's own descriptor is not reachable): fstat'ed
     cdef object mm
     cdef readonly object path
 
     def __cinit__(self, path, *, size_t cache_bytes=DEFAULT_CACHE_BYTES):
         memset(&self.r, 0, sizeof(self.r))
         memset(&self.it, 0, sizeof(self.it))
+        self.fd = -1
         self.path = os.fspath(path)
         with open(self.path, "rb") as f:
             try:
@@ -72,6 +78,7 @@ cdef class Segment:
                 if os.fstat(f.fileno()).st_size == 0:
                     raise IndexFormatError(self.path, None, "empty file: not an index segment") from None
                 raise
+            self.fd = os.dup(f.fileno())
         PyObject_GetBuffer(self.mm, &self.view, PyBUF_SIMPLE)
         self.have_view = True
         cdef int rc = wa_seg_open(&self.r, <const uint8_t *>self.view.buf, <size_t>self.view.len, cache_bytes)
@@ -80,6 +87,7 @@ cdef class Segment:
                 self._raise(rc)
             finally:
                 self._release()
+        self.r.fd = self.fd
         self.is_open = True
 
     def __dealloc__(self):
@@ -99,6 +107,9 @@ cdef class Segment:
             except Exception:
                 pass
             self.mm = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
         self.is_open = False
         return 0
 
@@ -121,9 +132,26 @@ cdef class Segment:
             raise ValueError("I/O operation on a closed segment")
         return 0
 
+    cdef int _whole(self) except -1:
+        """IndexFormatError if the file is shorter now than when it was mapped (for reads of the
+        index region at its end, which no block check covers)."""
+        cdef struct_stat st
+        if self.fd >= 0 and fstat(self.fd, &st) == 0 and <size_t>st.st_size < self.r.size:
+            raise IndexFormatError(self.path, None, f"the file was cut short while open: {st.st_size} bytes "
+                                   f"now, {self.r.size} when opened (rebuild it from its CDXJ or WARCs)")
+        return 0
+
     cdef int _raise(self, int rc) except -1:
         if rc == WA_E_NOMEM:
             raise MemoryError()
+        if rc == WA_E_SHRUNK:
+            b = self.r.err_block
+            self.r.why = NULL
+            self.r.err_block = -1
+            raise IndexFormatError(self.path, b, f"the file was cut short while open: block {b} at byte "
+                                   f"{self.r.boff[b]} (+{self.r.bdisk[b]}) is past its end now, "
+                                   f"{os.fstat(self.fd).st_size} of {self.r.size} bytes left "
+                                   "(rebuild it from its CDXJ or WARCs)")
         why = (<bytes>self.r.why).decode() if self.r.why != NULL else f"status {rc}"
         block = self.r.err_block if self.r.err_block >= 0 else None
         self.r.why = NULL
@@ -140,6 +168,7 @@ cdef class Segment:
     def first_key(self):
         """The first line of the segment (bytes; None when it is empty)."""
         self._check()
+        self._whole()
         if self.r.nlines == 0:
             return None
         return PyBytes_FromStringAndSize(<const char *>self.r.first, <Py_ssize_t>self.r.first_len)
@@ -148,6 +177,7 @@ cdef class Segment:
     def last_key(self):
         """The last line of the segment (bytes; None when it is empty)."""
         self._check()
+        self._whole()
         if self.r.nlines == 0:
             return None
         return PyBytes_FromStringAndSize(<const char *>self.r.last, <Py_ssize_t>self.r.last_len)

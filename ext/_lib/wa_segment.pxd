@@ -25,7 +25,14 @@ cdef extern from "wa_segment.h" nogil:
     ctypedef struct wa_seg_cur:
         wa_sbuf out
 
+    enum:
+        WA_E_SHRUNK
+
     ctypedef struct wa_seg_reader:
+        size_t size
+        int fd
+        uint64_t *boff
+        uint32_t *bdisk
         int comp
         uint32_t version
         uint64_t nlines

@@ -48,10 +48,15 @@
  * Failure contract: every function returns a WA_ status; WA_E_FORMAT comes
  * with a static message in ->why and the block in ->err_block (-1: the
  * header, index or footer). Nothing here calls Python or reads outside the
- * mapped file.
+ * mapped file, nor a mapped page the file no longer has: given the file's
+ * descriptor (reader.fd), a block is read only while the file still holds
+ * it (fstat; WA_E_SHRUNK otherwise), so a segment cut short while open is an
+ * error, not SIGBUS.
  */
 #ifndef WA_SEGMENT_H
 #define WA_SEGMENT_H
+
+#include <sys/stat.h>
 
 #ifdef WA_HAVE_ZSTD
 #include <zstd.h>
@@ -354,9 +359,14 @@ static int wa_seg_decompress(wa_seg_codec *z, const uint8_t *src, size_t clen, u
 
 /* ================================================================ reader */
 
+/* A block lies past the end of the file now: it was cut short after it was mapped (reading the
+ * map there would raise SIGBUS). */
+#define WA_E_SHRUNK (-30)
+
 typedef struct {
     const uint8_t *map;
     size_t size;
+    int fd;                       /* the mapped file, fstat'ed before a block is read; -1: none */
     int comp;
     uint32_t version;
     uint64_t nlines, nblocks;
@@ -401,6 +411,7 @@ static void wa_seg_close(wa_seg_reader *r) {
     memset(r, 0, sizeof *r);
     r->lru_head = r->lru_tail = -1;
     r->map = NULL;
+    r->fd = -1;
 }
 
 static int wa_seg_fail(wa_seg_reader *r, int64_t block, const char *why) {
@@ -414,6 +425,7 @@ static int wa_seg_open(wa_seg_reader *r, const uint8_t *map, size_t size, size_t
     memset(r, 0, sizeof *r);
     r->lru_head = r->lru_tail = -1;
     r->err_block = -1;
+    r->fd = -1;
     r->map = map;
     r->size = size;
     r->cache_limit = cache_limit;
@@ -613,6 +625,14 @@ static int wa_seg_block_decode(wa_seg_codec *z, const uint8_t *d, size_t disk, w
 static int wa_seg_load(wa_seg_reader *r, uint64_t b, wa_seg_block **out) {
     const uint8_t *d = r->map + r->boff[b];
     size_t disk = r->bdisk[b];
+    if (r->fd >= 0) {   /* the bytes are still in the file: a page past its end would be SIGBUS */
+        struct stat st;
+        if (fstat(r->fd, &st) == 0 && (uint64_t)st.st_size < r->boff[b] + disk) {
+            r->why = "the file was cut short while open";
+            r->err_block = (int64_t)b;
+            return WA_E_SHRUNK;
+        }
+    }
     if (wa_crc32(0, d, disk) != r->bcrc[b])
         return wa_seg_fail(r, (int64_t)b, "block checksum mismatch (the file is damaged)");
     const char *why = NULL;

@@ -3,8 +3,12 @@
 CDX/CDXJ indexes, record indexes (.rix) and session sidecars are files of
 lines sorted bytewise; ``SortedFile`` finds the lines of a key range by
 binary search over an mmap of the file, without reading it whole
-(``MappedFile``: the mapping, for readers of unsorted line files). This module
-must not parse the lines it returns and imports nothing from the package.
+(``MappedFile``: the mapping, for readers of unsorted line files). A file cut
+short while mapped would kill the process with SIGBUS at the first page read
+past its new end: the size is checked (fstat, through the map) before a search
+and every 64 KiB of lines read, and a shorter file is a FileError naming the
+offset. This module must not parse the lines it returns and imports nothing
+from the package but its errors.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ import mmap
 import os
 from typing import Iterator, Optional, TypeVar
 
+from .errors import FileError
+
 _M = TypeVar("_M", bound="MappedFile")
+CHECK_EVERY = 64 << 10   # bytes of lines read between two checks of the file's size
 
 
 class MappedFile:
@@ -35,6 +42,15 @@ class MappedFile:
     def size(self) -> int:
         """The file's size when it was opened (what is mapped)."""
         return self._size
+
+    def check_size(self, pos: int) -> None:
+        """FileError (naming ``pos``) if the file is shorter now than the mapping: reading the
+        mapping past the file's end would raise SIGBUS."""
+        if self._mm is not None:
+            now = self._mm.size()
+            if now < self._size:
+                raise FileError(self.path, pos, f"the file was cut short while open ({now} bytes now, "
+                                f"{self._size} when opened)", "it changed under its reader: restore or rebuild it")
 
     def close(self) -> None:
         if self._mm is not None:
@@ -66,6 +82,7 @@ class SortedFile(MappedFile):
         mm = self._mm
         if mm is None:
             return 0
+        self.check_size(0)
         lo, hi = 0, self._size  # lo is a line start; the answer is in [lo, hi]
         while lo < hi:
             s = self._line_start((lo + hi) // 2)  # >= lo, since lo starts a line
@@ -84,7 +101,11 @@ class SortedFile(MappedFile):
             return
         pos = self._first_at_least(start)
         size = self._size
+        checked = pos + CHECK_EVERY
         while pos < size:
+            if pos >= checked:
+                self.check_size(pos)
+                checked = pos + CHECK_EVERY
             end = mm.find(b"\n", pos)
             if end < 0:
                 end = size

@@ -149,6 +149,15 @@ class ZipNumIndex:
             raise ValueError("ZipNumIndex is closed" if self._f.closed else "empty summary")
         return self._mm
 
+    def _whole(self) -> None:
+        """IndexFormatError if the .idx is shorter now than its mapping (a read past the file's
+        end would be SIGBUS): checked before every search and every block."""
+        if self._mm is not None:
+            now = self._mm.size()
+            if now < self._size:
+                raise IndexFormatError(self.path, None, f"the summary was cut short while open ({now} bytes "
+                                       f"now, {self._size} when opened): restore or rebuild the cluster")
+
     # .loc
     @staticmethod
     def _read_loc(path: str) -> Dict[str, List[str]]:
@@ -274,6 +283,7 @@ class ZipNumIndex:
             if self._f.closed:
                 raise ValueError("ZipNumIndex is closed")
             return 0, 0
+        self._whole()
         a = self._first_at_least(start)
         # a block whose key is a proper prefix of start may begin with lines >= start
         while True:
@@ -296,6 +306,7 @@ class ZipNumIndex:
         mm = self._map()
         pos = a
         while pos < b:
+            self._whole()
             e = mm.find(b"\n", pos, b)
             if e < 0:
                 e = b
@@ -318,6 +329,7 @@ class ZipNumIndex:
         if self._mm is None:
             return 0
         mm = self._map()
+        self._whole()
         n, pos = 0, 0
         while pos < self._size:
             e = mm.find(b"\n", pos)
