@@ -20,7 +20,10 @@ from _lib.wa_surt cimport WA_SURT_OPT_DEFAULT, WA_SURT_OPT_ALL
 from _lib.wa_common cimport WA_E_CALLBACK
 from _pyread cimport py_pread
 
+import errno
 import os
+
+from warchive.errors import ReadError
 
 OK = WA_OK
 EOF = WA_EOF
@@ -43,6 +46,7 @@ cdef class LineIndexer:
     cdef int fd
     cdef object _keep   # bytes objects the C struct points into
     cdef list _pread_box   # [source, exception] of a random-access object (py_pread)
+    cdef object path       # what errors name: the path, or the random-access object's name
 
     def __cinit__(self, path, bytes filename, bint cdx11=False, records=None, bint verify=False,
                   int64_t start=0, int64_t stop=-1, size_t window=1 << 20,
@@ -52,6 +56,7 @@ cdef class LineIndexer:
         cdef size_t avail
         memset(&self.x, 0, sizeof(self.x))
         self.fd = -1
+        self.path = os.fspath(path) if isinstance(path, (str, bytes, os.PathLike)) else getattr(path, "name", None)
         self._keep = [filename]
         self.x.cdx11 = cdx11
         self.x.verify = verify
@@ -97,7 +102,7 @@ cdef class LineIndexer:
         if rc == WA_E_CALLBACK:
             self._raise_callback()
         if rc != WA_OK:
-            raise OSError(self.x.src.err_no, os.strerror(self.x.src.err_no), path)
+            self._raise_io()
         self.x.gz = avail >= 2 and p[0] == 0x1f and p[1] == 0x8b
 
     def __dealloc__(self):
@@ -122,9 +127,16 @@ cdef class LineIndexer:
         if rc == WA_E_CALLBACK:
             self._raise_callback()
         if rc < 0:
-            err = self.x.src.err_no
-            raise OSError(err, os.strerror(err) if err else "read error")
+            self._raise_io()
         return rc, chunk
+
+    cdef int _raise_io(self) except -1:
+        """A read that failed: ReadError (file and byte) for a disk's error, OSError for the rest."""
+        err = self.x.src.err_no
+        e = OSError(err, os.strerror(err) if err else "read error", self.path)
+        if err and err != errno.ESPIPE and self.path is not None:
+            raise ReadError.of(e, self.path, self.x.src.err_off)
+        raise e
 
     cdef int _raise_callback(self) except -1:
         exc = self._pread_box[1] if self._pread_box is not None else None

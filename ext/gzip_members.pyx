@@ -24,11 +24,12 @@ from _lib.wa_gzip cimport *
 from _lib.wa_codec cimport wa_inflate_libs
 from _pyread cimport py_pread
 
+import errno
 import io
 import os
 import stat
 
-from warchive.errors import GzipError, TruncatedError, ArchiveError
+from warchive.errors import GzipError, TruncatedError, ArchiveError, ReadError
 
 cdef size_t HEAD_WINDOW = 64 * 1024
 
@@ -203,8 +204,11 @@ cdef class Reader:
             raise exc
         if rc == WA_E_NOMEM:
             raise MemoryError()
-        if rc == WA_E_IO:
-            raise OSError(self.src.err_no, os.strerror(self.src.err_no) if self.src.err_no else "read error", self.path)
+        if rc == WA_E_IO:   # the disk failed (EIO): a ReadError naming the byte, as damage is named
+            err = self.src.err_no
+            if err == errno.ESPIPE:
+                raise OSError(err, os.strerror(err), self.path)
+            raise ReadError.of(OSError(err, os.strerror(err) if err else "read error"), self.path, self.src.err_off)
         why = (self.g.why or b"gzip error").decode()
         at = self.g.err_off if self.g.why != NULL else off
         if rc == WA_E_TRUNCATED:

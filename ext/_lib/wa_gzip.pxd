@@ -14,6 +14,7 @@ cdef extern from "wa_source.h" nogil:
         size_t cap
         int eof
         int err_no
+        int64_t err_off
         size_t ahead
     int wa_src_init(wa_source *s, int fd, int64_t size, wa_read_fn fn, void *ctx,
                     int64_t start, size_t cap, size_t maxcap)

@@ -34,6 +34,7 @@ typedef struct {
     size_t len;          /* valid bytes in buf */
     int eof;             /* stream mode: nothing after base+len */
     int err_no;
+    int64_t err_off;     /* where the read that failed (err_no) began */
     size_t ahead;        /* fd mode: a read brings in max(this, what is wanted) bytes, not a full buffer
                             (0); set by a reader that knows how much it needs (one record) */
 } wa_source;
@@ -85,6 +86,7 @@ static int wa_src_fill(wa_source *s, size_t want) {
             if (n < 0) {
                 if (errno == EINTR) continue;
                 s->err_no = errno;
+                s->err_off = s->base + (int64_t)s->len;
                 return WA_E_IO;
             }
             if (n == 0) break;

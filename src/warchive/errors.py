@@ -71,6 +71,22 @@ class UnsupportedFormatError(ArchiveError):
     """The input is not a format warchive reads (or a needed library is missing)."""
 
 
+class ReadError(FileError):
+    """Reading ``path`` failed at ``offset`` (an I/O error: a failing disk, a lost network mount);
+    ``errno`` is the system's error number."""
+
+    def __init__(self, path: PathLike, offset: Optional[int], problem: str, remedy: str = "",
+                 errno: Optional[int] = None) -> None:
+        super().__init__(path, offset, problem, remedy)
+        self.errno = errno
+
+    @classmethod
+    def of(cls, e: OSError, path: PathLike, offset: Optional[int]) -> "ReadError":
+        """The ReadError of an OSError met reading ``path`` at ``offset``."""
+        return cls(path, offset, f"read failed: {e.strerror or e}",
+                   "the file cannot be read there: check the disk, or restore the file from a copy", e.errno)
+
+
 class WriteError(FileError):
     """Writing an archive file failed at ``offset`` of ``path`` (disk full, file exists, ...)."""
 
@@ -120,6 +136,12 @@ def _clip(b: bytes, n: int = 200) -> bytes:
 
 class CaptureNotFound(ArchiveError, LookupError):
     """No capture matches a lookup (or a revisit's original is missing)."""
+
+
+class CaptureUnavailable(CaptureNotFound):
+    """Captures match a lookup but none of them can be loaded: their WARC cannot be read (an I/O
+    error, damage, a file missing) or a revisit's original is lost. Replay answers 503, as pywb
+    answers "503 Archive Not Available"; a plain miss is 404."""
 
 
 class SessionFormatError(CorruptRecordError):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -137,3 +138,140 @@ def test_collection_query_over_a_segment_cut_short(built, tmp_path):
     seg = next((coll / "indexes").glob("*.seg"))
     got = child("query", seg, seg.stat().st_size // 2, coll)
     assert got.get("error") == "IndexFormatError" and str(seg) in got["message"], got
+
+
+# ------------------------------------------------------------------------------------------- EIO
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory) -> Path:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the EIO shim (tests/eioshim.c)")
+    out = tmp_path_factory.mktemp("shim") / "eioshim.so"
+    r = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(TESTS / "eioshim.c"), "-ldl"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"the EIO shim does not build: {r.stderr[-500:]}")
+    return out
+
+
+def eio_env(shim: Path, paths, start: int) -> dict:
+    env = dict(os.environ)
+    env.update(LD_PRELOAD=str(shim), WARCHIVE_EIO_PATHS=":".join(str(p) for p in paths),
+               WARCHIVE_EIO_FROM=str(start), PYTHONFAULTHANDLER="1")
+    return env
+
+
+def under_eio(shim: Path, paths, start: int, argv) -> subprocess.CompletedProcess:
+    return subprocess.run(command(argv), capture_output=True, text=True, timeout=120, env=eio_env(shim, paths, start))
+
+
+def fails_at(r: subprocess.CompletedProcess, path: Path) -> int:
+    """The byte offset a failed command's message names for ``path`` (exit 1, no traceback)."""
+    assert r.returncode == 1, f"exit {r.returncode}: {r.stderr[-2000:]}"
+    assert "Traceback" not in r.stderr and "Fatal Python error" not in r.stderr, r.stderr[-2000:]
+    assert "Input/output error" in r.stderr, r.stderr
+    m = re.search(re.escape(str(path)) + r" at byte (\d+)", r.stderr)
+    assert m, f"the message does not name {path} and a byte: {r.stderr!r}"
+    return int(m.group(1))
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory) -> dict:
+    d = tmp_path_factory.mktemp("eio")
+    out = {}
+    for p in (BIG, SMALL):
+        shutil.copyfile(p, d / p.name)
+        out[p.name] = d / p.name
+    lines = run_ok(["index", str(out[BIG.name])]).stdout.splitlines()
+    out["lines"] = [(int(json.loads(x.split(" ", 2)[2])["offset"]), x) for x in lines]
+    return out
+
+
+@pytest.mark.parametrize("flags", [[], ["--verify"], ["-j", "2"]])
+def test_index_of_a_file_that_fails_to_read(shim, copies, flags):
+    big = copies[BIG.name]
+    at = fails_at(under_eio(shim, [big], 3_000_000, ["index", *flags, str(big)]), big)
+    assert 0 <= at <= 3_000_000 + (1 << 20)   # the failing read began at most a read window before
+
+
+def test_extract_of_a_record_that_fails_to_read(shim, copies):
+    big = copies[BIG.name]
+    off = next(o for o, _ in copies["lines"] if o > 3_000_000)
+    at = fails_at(under_eio(shim, [big], off + 100, ["extract", str(big), str(off)]), big)
+    assert off <= at <= off + 100
+    assert under_eio(shim, [big], off + 100, ["extract", str(big), str(copies["lines"][0][0])]).returncode == 0
+
+
+def test_load_and_cdx_of_a_collection_whose_warc_fails(shim, copies, tmp_path):
+    coll = tmp_path / "c"
+    run_ok(["init", str(coll)])
+    run_ok(["add", str(coll), str(BIG)])
+    warc = coll / "archive" / BIG.name
+    off, line = next((o, x) for o, x in copies["lines"] if o > 3_000_000 and '"status": "200"' in x)
+    fields = json.loads(line.split(" ", 2)[2])
+    r = under_eio(shim, [warc], 0, ["load", fields["url"], line.split(" ")[1], str(coll)])
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert str(warc) in r.stderr and "Input/output error" in r.stderr and "could be loaded" in r.stderr
+    # the index is read as it is (mapped, not through read calls): cdx answers
+    r = under_eio(shim, [warc], 0, ["cdx", str(coll), "--url", fields["url"]])
+    assert r.returncode == 0 and fields["url"] in r.stdout, r.stderr
+
+
+def test_store_get_reads_around_chunks_that_fail(shim, tmp_path):
+    from storekit import make_store
+    from warchive.store import put
+
+    store = make_store(tmp_path, fragment_size=4096)
+    put(store, str(SMALL))
+    man = store.manifest(SMALL.name)
+    chunks = [store.chunk_path(man, i) for i in range(man.n)]
+    out = tmp_path / "got"
+    r = under_eio(shim, chunks[:man.m], 20_000, ["store", "get", store.root, SMALL.name, "-o", str(out)])
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == SMALL.read_bytes()
+    assert "Input/output error" in r.stderr and all(c in r.stderr for c in chunks[:man.m]), r.stderr
+    out.unlink()
+    r = under_eio(shim, chunks[:man.m + 1], 20_000, ["store", "get", store.root, SMALL.name, "-o", str(out)])
+    assert r.returncode == 1 and "Traceback" not in r.stderr and not out.exists(), r.stderr
+    assert "stripe" in r.stderr and chunks[man.m] in r.stderr, r.stderr
+
+
+def test_replay_of_a_capture_whose_warc_fails_is_503(shim, copies, tmp_path):
+    root = tmp_path / "root"
+    coll = root / "web"
+    run_ok(["init", str(coll)])
+    run_ok(["add", str(coll), str(BIG), str(SMALL)])
+    warc = coll / "archive" / BIG.name
+    line = next(x for o, x in copies["lines"] if '"status": "200"' in x and '"mime": "text/html"' in x)
+    url, ts = json.loads(line.split(" ", 2)[2])["url"], line.split(" ")[1]
+    proc = subprocess.Popen(command(["serve", "--root", str(root), "--port", "0", "--no-access-log"]),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=eio_env(shim, [warc], 0))
+    try:
+        first = proc.stderr.readline()
+        m = re.match(r"warchive serve: (http://127\.0\.0\.1:\d+/) ", first)
+        assert m, first
+        base = m.group(1)
+
+        def get(path: str):
+            for _ in range(100):
+                try:
+                    with urllib.request.urlopen(base + path, timeout=10) as resp:
+                        return resp.status, resp.read()
+                except urllib.error.HTTPError as e:
+                    return e.code, e.read()
+                except OSError:
+                    time.sleep(0.05)
+            pytest.fail("the server did not answer")
+
+        status, body = get(f"web/{ts}id_/{url}")
+        assert status == 503, (status, body[:300])
+        assert b"Input/output error" in body and b"could be loaded" in body
+        assert get("")[0] == 200                                # and it goes on serving
+        status, body = get(f"web/cdx?url={url}&output=json")
+        assert status == 200 and url.encode() in body
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)

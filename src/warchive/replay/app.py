@@ -11,7 +11,8 @@
 The path is read as sent (``raw_path``: %-escapes kept, as pywb reads ``REQUEST_URI``), so that
 an archival URL reaches the parser unchanged. An unknown collection is 404, a collection whose
 index cannot be opened 503 naming it (the others are served), an index failing while answering
-500 naming the collection; a capture that is not there is 404 without Memento headers.
+500 naming the collection; a capture that is not there is 404 without Memento headers, one in
+the index whose record cannot be read (nor any other capture near it) 503, as pywb answers.
 
 ``create_app(root, config=...)`` returns the app; it binds nothing itself: `warchive serve`
 runs it with uvicorn, and other servers can mount it under a path (``root_path``).
@@ -27,7 +28,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from ..errors import ArchiveError, CaptureNotFound
+from ..errors import ArchiveError, CaptureNotFound, CaptureUnavailable
 from ..index.query import Answer
 from .client import STATIC
 from .collections import CollectionUnavailable, Collections, Served
@@ -218,6 +219,9 @@ class ReplayApp:
             return reply
         except BadRequest as e:
             return self._replay_error(req, 400, "Bad request", str(e), served)
+        except CaptureUnavailable as e:   # in the index, but its WARC cannot be read: pywb's 503
+            log.error("collection %r: %s", coll, e)
+            return self._replay_error(req, 503, "Archive not available", str(e), served)
         except CaptureNotFound as e:
             log.info("%s: %s", coll, e)
             return self._replay_error(req, 404, "Not in the archive",

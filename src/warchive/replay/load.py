@@ -46,7 +46,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..errors import ArchiveError, CaptureNotFound, RecordFormatError
+from ..errors import ArchiveError, CaptureNotFound, CaptureUnavailable, RecordFormatError
 from ..index.capture import Capture
 from ..index.query import Index, QueryError, parse_line
 from ..index.rix import RECORD_INDEX_EXT, RecordIndex, unbracket
@@ -242,11 +242,13 @@ class CaptureLoader:
             raise CaptureNotFound(f"{url}: no capture in the index")
         skipped: List[Tuple[Mapping[str, Any], str]] = []
         redirects = SelfRedirects(url)
+        unreadable = False
         for c in caps:
             try:
                 cap = self.load(c, dechunk=dechunk, decompress=decompress)
             except ArchiveError as e:
                 skipped.append((c, str(e)))
+                unreadable = True
                 continue
             try:
                 redirects.check(c, cap)
@@ -259,8 +261,8 @@ class CaptureLoader:
         why = "; ".join(f"{c.get('timestamp')} {c.get('filename')}:{c.get('offset')}: {msg}"
                         for c, msg in skipped[:5])
         more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
-        raise CaptureNotFound(f"{url}: none of its {len(caps)} captures near {timestamp} could be loaded: "
-                              f"{why}{more}")
+        raise (CaptureUnavailable if unreadable else CaptureNotFound)(
+            f"{url}: none of its {len(caps)} captures near {timestamp} could be loaded: {why}{more}")
 
     # -- resolution
     def _open(self, opened: ExitStack, filename: str, offset: Any, what: Mapping[str, Any]) -> OpenRecord:
