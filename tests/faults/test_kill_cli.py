@@ -292,4 +292,4 @@ def test_killed_command_publishes_nothing_partial(name, tmp_path, sorted_cdxj):
 @pytest.mark.parametrize("name", COMMANDS)
 def test_killed_command_many_times(name, tmp_path, sorted_cdxj):
     t = kill_command(name, tmp_path, sorted_cdxj, SLOW_KILLS, seed=1000 + COMMANDS.index(name))
-    assert t.kills >= SLOW_KILLS * 3 // 4     # the delays span 1.1 x the run: most land inside it
+    assert t.kills >= SLOW_KILLS // 2     # the delays span 1.1 x one run: most land inside the run
