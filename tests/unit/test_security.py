@@ -15,9 +15,12 @@ attacks aim at hold a marker that must never come back.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import os
 import re
+import struct
 import sys
 import tracemalloc
 import zlib
@@ -25,9 +28,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
+import zstandard
 
 import warcgen
 from warchive.collection import Collection
+from warchive.errors import ArchiveError
 from warchive.index.cdx import IndexOptions, index_file
 import warchive.replay
 from warchive.replay.app import create_app
@@ -467,3 +472,49 @@ def test_a_huge_request_body_is_refused_without_being_held_whole(app):
     assert asked == 17   # read up to the 16 MiB limit and one chunk past it, not the 64 MiB
     status, asked = _post(app, "/web/" + TS + "/http://example.com/form", [mib] * 16)
     assert status != 413 and asked == 16   # at the limit: replayed as any POST
+
+
+ZSTD_BOMB = 256 << 20
+
+
+def _zstd_zeros(n: int, prefix: bytes = b"", suffix: bytes = b"") -> bytes:
+    """One Zstandard frame of prefix + n zero bytes + suffix, compressed as a stream (never held
+    inflated): about 30 000 to 1."""
+    obj = zstandard.ZstdCompressor(level=3).compressobj()
+    out = [obj.compress(prefix)]
+    for _ in range(n >> 20):
+        out.append(obj.compress(bytes(1 << 20)))
+    out.append(obj.compress(suffix))
+    out.append(obj.flush())
+    return b"".join(out)
+
+
+def test_a_zstd_bomb_warc_is_indexed_in_bounded_memory(tmp_path):
+    """A .warc.zst whose one frame inflates to a 256 MiB record (a resource of zeros): its line
+    and digest come out, the memory taken stays a small fraction of it (before the decoder was
+    fed whole blocks only, one 64 KiB read inflated the whole record at once: 256 MiB, and
+    re-cutting that buffer made it quadratic)."""
+    head = (b"WARC/1.0\r\nWARC-Type: resource\r\nWARC-Target-URI: http://bomb.example/z\r\n"
+            b"WARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-0000000000bb>\r\n"
+            b"Content-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n" % ZSTD_BOMB)
+    path = tmp_path / "bomb.warc.zst"
+    path.write_bytes(_zstd_zeros(ZSTD_BOMB, head, b"\r\n\r\n"))
+    assert path.stat().st_size * 10_000 < ZSTD_BOMB
+    sha1 = hashlib.sha1()
+    for _ in range(ZSTD_BOMB >> 20):
+        sha1.update(bytes(1 << 20))
+    lines: List[bytes] = []
+    _, peak = _peak(lambda: index_file(str(path), lines.append, IndexOptions()))
+    assert len(lines) == 1 and b"bomb.example" in lines[0]
+    assert json.loads(lines[0].split(b" ", 2)[2])["digest"] == "sha1:" + base64.b32encode(sha1.digest()).decode()
+    assert peak < 16 << 20, peak
+
+
+def test_a_zstd_dictionary_bomb_is_refused(tmp_path):
+    """A .warc.zst whose dictionary frame holds a compressed dictionary inflating past 64 MiB:
+    an ArchiveError naming the file, not the dictionary inflated."""
+    comp = _zstd_zeros(80 << 20)
+    path = tmp_path / "dictbomb.warc.zst"
+    path.write_bytes(struct.pack("<II", 0x184D2A5D, len(comp)) + comp)
+    with pytest.raises(ArchiveError, match="dictbomb.warc.zst.*dictionary"):
+        _peak(lambda: index_file(str(path), [].append, IndexOptions()))
