@@ -2,6 +2,7 @@
 # Set up warchive on a fresh Debian/Ubuntu machine:
 #   system libraries the kernels link (ISA-L, libdeflate, zlib, zstd headers),
 #   a virtual environment in .venv with warchive installed (and EXTRAS, e.g. "test"),
+#   wrk for the load tests when EXTRAS has "test",
 #   and Debian's chromium when EXTRAS has "test" or "browser" or BROWSER=1 (screenshots;
 #   Playwright drives it through executable_path, so `playwright install` is never run).
 #
@@ -12,6 +13,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="libisal-dev libdeflate-dev zlib1g-dev libzstd-dev"
 case ",${1:-}," in *,test,*|*,browser,*) BROWSER=${BROWSER:-1} ;; esac
+case ",${1:-}," in *,test,*) PKGS="$PKGS wrk" ;; esac   # the load tests (tests/unit/test_load.py)
 if [ "${BROWSER:-0}" = 1 ]; then PKGS="$PKGS chromium fonts-liberation"; fi
 missing=""
 for p in $PKGS; do

@@ -15,8 +15,12 @@ attacks aim at hold a marker that must never come back.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import os
+import re
+import struct
 import sys
 import tracemalloc
 import zlib
@@ -24,11 +28,15 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
+import zstandard
 
 import warcgen
 from warchive.collection import Collection
+from warchive.errors import ArchiveError
 from warchive.index.cdx import IndexOptions, index_file
+import warchive.replay
 from warchive.replay.app import create_app
+from warchive.replay.pages import frame_page
 
 SECRET = b"TOP-SECRET-0451"
 TS = "20240102030405"
@@ -297,6 +305,30 @@ def test_payloads_in_urls_titles_and_queries_are_escaped_on_our_pages(app, path,
         assert not loc.lower().startswith(b"javascript:"), (p, loc)
 
 
+@pytest.mark.parametrize("path", ["/web/" + TS + "/javascript:alert(1)", "/web/" + TS + "id_/http://javascript:alert(1)/",
+                                  "/web/javascript:alert(1)", "/web/" + TS + "mp_/data:text/html,<b>x</b>"])
+def test_a_url_with_no_key_is_a_bad_request_not_a_server_error(app, path):
+    status, _, body, _ = call(app, path)
+    assert status == 400, (path, status, body[:200])
+
+
+@pytest.mark.parametrize("url,href", [
+    ("javascript:alert(1)//x", "#"), ("JavaScript:alert(1)", "#"), ("data:text/html,<b>x</b>", "#"),
+    ("vbscript:x", "#"), ("http://example.com/a?b=1&c=2", "http://example.com/a?b=1&amp;c=2"),
+    ("HTTPS://example.com/", "HTTPS://example.com/"), ("ftp://example.com/f", "ftp://example.com/f")])
+def test_the_banners_live_link_is_only_ever_a_web_url(url, href):
+    page = frame_page(coll="web", url=url, timestamp=TS, captures=[], content_url="/web/x",
+                      full_prefix="http://h/web/", static="/static/", coll_url="/web/").decode()
+    m = re.search(r'<a id="wa-orig" href="([^"]*)"', page)
+    assert m and m.group(1) == href, page
+
+
+def test_the_banner_script_links_only_web_urls():
+    js = (Path(warchive.replay.__file__).parent / "static" / "banner.js").read_text()
+    line = next(x for x in js.splitlines() if "orig.href" in x)
+    assert "orig.href = url;" not in line and "https?|ftps?" in line, line
+
+
 def test_the_xss_fixture_is_real(app):
     """The archived page itself (mp_, not ours) does hold the raw payload: the checks above would
     see it if a page of ours copied it unescaped."""
@@ -409,3 +441,80 @@ def test_indexing_a_gzip_bomb_takes_bounded_memory(tmp_path):
     text = b"".join(lines)
     assert b"com,example)/big" in text and b"com,example)/bomb" in text
     assert peak < BOMB_SIZE // 4, peak
+
+
+
+def _post(app: Any, path: str, chunks: List[bytes]) -> Tuple[int, int]:
+    """A POST whose body arrives in ``chunks``: (status, chunks the app asked for)."""
+    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b"",
+             "root_path": "", "scheme": "http", "server": ("127.0.0.1", 8080),
+             "headers": [(b"host", b"127.0.0.1:8080"), (b"content-type", b"application/x-www-form-urlencoded")]}
+    given = [0]
+    out: Dict[str, Any] = {}
+
+    async def receive() -> Dict[str, Any]:
+        i = given[0]
+        given[0] += 1
+        return {"type": "http.request", "body": chunks[i], "more_body": i + 1 < len(chunks)}
+
+    async def send(msg: Dict[str, Any]) -> None:
+        if msg["type"] == "http.response.start":
+            out["status"] = msg["status"]
+
+    asyncio.run(app(scope, receive, send))
+    return out["status"], given[0]
+
+
+def test_a_huge_request_body_is_refused_without_being_held_whole(app):
+    mib = b"q" * (1 << 20)
+    status, asked = _post(app, "/web/" + TS + "/http://example.com/form", [mib] * 64)
+    assert status == 413
+    assert asked == 17   # read up to the 16 MiB limit and one chunk past it, not the 64 MiB
+    status, asked = _post(app, "/web/" + TS + "/http://example.com/form", [mib] * 16)
+    assert status != 413 and asked == 16   # at the limit: replayed as any POST
+
+
+ZSTD_BOMB = 256 << 20
+
+
+def _zstd_zeros(n: int, prefix: bytes = b"", suffix: bytes = b"") -> bytes:
+    """One Zstandard frame of prefix + n zero bytes + suffix, compressed as a stream (never held
+    inflated): about 30 000 to 1."""
+    obj = zstandard.ZstdCompressor(level=3).compressobj()
+    out = [obj.compress(prefix)]
+    for _ in range(n >> 20):
+        out.append(obj.compress(bytes(1 << 20)))
+    out.append(obj.compress(suffix))
+    out.append(obj.flush())
+    return b"".join(out)
+
+
+def test_a_zstd_bomb_warc_is_indexed_in_bounded_memory(tmp_path):
+    """A .warc.zst whose one frame inflates to a 256 MiB record (a resource of zeros): its line
+    and digest come out, the memory taken stays a small fraction of it (before the decoder was
+    fed whole blocks only, one 64 KiB read inflated the whole record at once: 256 MiB, and
+    re-cutting that buffer made it quadratic)."""
+    head = (b"WARC/1.0\r\nWARC-Type: resource\r\nWARC-Target-URI: http://bomb.example/z\r\n"
+            b"WARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-0000000000bb>\r\n"
+            b"Content-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n" % ZSTD_BOMB)
+    path = tmp_path / "bomb.warc.zst"
+    path.write_bytes(_zstd_zeros(ZSTD_BOMB, head, b"\r\n\r\n"))
+    assert path.stat().st_size * 10_000 < ZSTD_BOMB
+    sha1 = hashlib.sha1()
+    for _ in range(ZSTD_BOMB >> 20):
+        sha1.update(bytes(1 << 20))
+    lines: List[bytes] = []
+    _, peak = _peak(lambda: index_file(str(path), lines.append, IndexOptions()))
+    assert len(lines) == 1 and b"bomb.example" in lines[0]
+    assert json.loads(lines[0].split(b" ", 2)[2])["digest"] == "sha1:" + base64.b32encode(sha1.digest()).decode()
+    assert peak < 16 << 20, peak
+
+
+def test_a_zstd_dictionary_bomb_is_refused(tmp_path):
+    """A .warc.zst whose dictionary frame holds a compressed dictionary inflating past 64 MiB:
+    an ArchiveError naming the file, not the dictionary inflated."""
+    comp = _zstd_zeros(80 << 20)
+    path = tmp_path / "dictbomb.warc.zst"
+    path.write_bytes(struct.pack("<II", 0x184D2A5D, len(comp)) + comp)
+    with pytest.raises(ArchiveError, match="dictbomb.warc.zst.*dictionary"):
+        _peak(lambda: index_file(str(path), [].append, IndexOptions()))

@@ -28,7 +28,8 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from ..errors import ArchiveError, CaptureNotFound, CaptureUnavailable
+from ..errors import ArchiveError, CaptureNotFound, CaptureUnavailable, UrlError
+from ..index.capture import QueryError
 from ..index.query import Answer
 from .client import STATIC
 from .collections import CollectionUnavailable, Collections, Served
@@ -45,6 +46,7 @@ log = logging.getLogger("warchive.serve")
 Scope = Dict[str, Any]
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 URL_LIST_LIMIT = 1000
+MAX_REQUEST_BODY = 16 << 20   # a POST/PUT body past this is 413: it is held whole to match the archived one
 RESOURCES_SHOWN = 4      # associated resources named in the banner, closest first
 # The top frame's: the banner loads its own assets only, and its iframe may show the archive
 # only (frame-src, added with the replay host): a page that navigates its frame to the live web
@@ -122,17 +124,22 @@ class ReplayApp:
         method = scope.get("method", "GET")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         body = b""
+        size = 0
         if method in ("POST", "PUT"):
             more = True
             parts: List[bytes] = []
-            while more:
+            while more and size <= MAX_REQUEST_BODY:
                 msg = await receive()
                 parts.append(msg.get("body", b""))
+                size += len(parts[-1])
                 more = msg.get("more_body", False)
-            body = b"".join(parts)
+            body = b"".join(parts) if size <= MAX_REQUEST_BODY else b""
         req = Request(method, headers, _host_prefix(scope, headers), scope.get("root_path", "").rstrip("/"), body)
         try:
-            if method == "OPTIONS" and "access-control-request-method" in headers:
+            if size > MAX_REQUEST_BODY:
+                reply = self._error(req, 413, "Request body too large",
+                                    f"a request body of more than {MAX_REQUEST_BODY >> 20} MiB is not replayed")
+            elif method == "OPTIONS" and "access-control-request-method" in headers:
                 reply = self._preflight(headers)
             else:
                 reply = self.route(_raw_path(scope), query_string(scope), req)
@@ -217,7 +224,7 @@ class ReplayApp:
             if reply.frame is not None:
                 return self._frame(served, reply, req)
             return reply
-        except BadRequest as e:
+        except (BadRequest, QueryError, UrlError) as e:   # the asked URL has no key (`javascript:alert(1)`)
             return self._replay_error(req, 400, "Bad request", str(e), served)
         except CaptureUnavailable as e:   # in the index, but its WARC cannot be read: pywb's 503
             log.error("collection %r: %s", coll, e)

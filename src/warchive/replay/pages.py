@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import html
 import os
+import re
 from string import Template
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
@@ -74,6 +75,12 @@ def page(title: str, heading: str, content: str, *, static: str, root_url: str,
 
 # --------------------------------------------------------------------------- the top frame
 
+def live_href(url: str) -> str:
+    """``url`` as the banner's link to the live web: only http(s) and ftp(s) URLs; else ``#``
+    (a ``javascript:`` or ``data:`` URL stays text)."""
+    return url if re.match(r"(?i)(https?|ftps?)://", url) else "#"
+
+
 def frame_page(*, coll: str, url: str, timestamp: str, captures: Sequence[Capture], content_url: str,
                full_prefix: str, static: str, coll_url: str, banner: bool = True, sandboxed: bool = True,
                resources: Sequence[Tuple[str, str]] = ()) -> bytes:
@@ -99,7 +106,7 @@ def frame_page(*, coll: str, url: str, timestamp: str, captures: Sequence[Captur
                   prev_off="" if prev_ts else " wa-off", next_off="" if next_ts else " wa-off",
                   iso=esc(iso_date(timestamp)), date=esc(human_date(timestamp) if timestamp else "not archived"),
                   calendar_url=esc(full_prefix + str(ArchivalUrl(url, type="query"))),
-                  count=esc(f"{n} capture{'s' if n != 1 else ''}"), url=esc(url), url_shown=esc(display_url(url)),
+                  count=esc(f"{n} capture{'s' if n != 1 else ''}"), url=esc(live_href(url)), url_shown=esc(display_url(url)),
                   resources=res, content_url=esc(content_url), bannerless="" if banner else " wa-bannerless",
                   sandbox=f' sandbox="{SANDBOX}"' if sandboxed else "")
 

@@ -13,6 +13,7 @@ record reader treats frames exactly like gzip members.
 
 from __future__ import annotations
 
+import io
 import os
 import struct
 from typing import Any, BinaryIO, NoReturn, Optional, Type, Union
@@ -25,6 +26,12 @@ from ..errors import CorruptRecordError, GzipError, TruncatedError, UnsupportedF
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 DICT_MAGIC = 0x184D2A5D
 CHUNK = 1 << 16
+# A block regenerates at most 128 KiB, whatever its compressed size (an RLE block: 4 bytes), so
+# one 64 KiB read could inflate to gigabytes. The decoder is fed whole blocks only, as many as
+# can regenerate OUTPUT_MAX together (a zstd bomb then streams in bounded memory).
+BLOCK_MAX = 128 << 10
+OUTPUT_MAX = 1 << 20
+DICT_MAX = 64 << 20      # a (compressed) dictionary inflating past this is refused
 
 
 def _skippable(magic: int) -> bool:
@@ -105,9 +112,11 @@ class ZstFrames:
             self._fail(TruncatedError, 0, "file ends inside the dictionary frame")
         if data.startswith(ZSTD_MAGIC):
             try:
-                data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+                data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read(DICT_MAX + 1)
             except zstandard.ZstdError as e:
                 self._fail(GzipError, 0, f"compressed dictionary does not decompress: {e}")
+            if len(data) > DICT_MAX:
+                self._fail(GzipError, 0, f"the dictionary inflates past {DICT_MAX >> 20} MiB")
         self._dict = zstandard.ZstdCompressionDict(data)
         return 8 + size
 
@@ -120,6 +129,7 @@ class ZstFrames:
         self._done = False
         self._end: Optional[int] = None
         self.member_produced = 0
+        self._gate = _BlockGate()
 
     def member_begin(self, off: int) -> bool:
         """Start the frame at off (skippable frames are passed over); False at the end of the file."""
@@ -151,6 +161,16 @@ class ZstFrames:
             chunk = self.read_at(self._in_off, CHUNK)
             if not chunk:
                 self._fail(TruncatedError, self.member_offset, "file ends inside a Zstandard frame")
+            try:
+                n = self._gate.feedable(chunk)
+            except ValueError as e:
+                self._fail(GzipError, self.member_offset, f"invalid Zstandard data: {e}")
+            if n == 0:   # not one whole block yet: read on until there is one
+                chunk = self.read_at(self._in_off, BLOCK_MAX + 64)   # a whole block, after a frame header
+                n = self._gate.feedable(chunk, final=True)
+                if n == 0:
+                    self._fail(TruncatedError, self.member_offset, "file ends inside a Zstandard frame")
+            chunk = chunk[:n]
             try:
                 out = self._dobj.decompress(chunk)
             except zstandard.ZstdError as e:
@@ -193,3 +213,57 @@ class ZstFrames:
     @property
     def member_trusted(self) -> bool:
         return False
+
+
+class _BlockGate:
+    """Where the decoder may be fed up to: block boundaries of one frame (RFC 8878 3.1.1), read
+    from the compressed bytes as they come, so that one feed regenerates at most about
+    OUTPUT_MAX. ``feedable(data)``: how many bytes of ``data`` (the input from the point fed so
+    far) to feed now; 0 when ``data`` does not reach the end of the next block."""
+
+    def __init__(self) -> None:
+        self.next: Optional[int] = None   # offset of the next block header from the feed point
+        self.last = False                 # the last block has been passed
+        self.tail = 0                     # the checksum after the last block
+
+    def _header_size(self, data: bytes) -> int:
+        if len(data) < 5:
+            return 0
+        fhd = data[4]
+        if fhd & 0x08:
+            raise ValueError("reserved bit set in the frame header")
+        single = bool(fhd & 0x20)
+        fcs = (1 if single else 0, 2, 4, 8)[fhd >> 6]
+        did = (0, 1, 2, 4)[fhd & 0x03]
+        self.tail = 4 if fhd & 0x04 else 0
+        return 5 + (0 if single else 1) + did + fcs
+
+    def feedable(self, data: bytes, final: bool = False) -> int:
+        pos = self.next
+        if pos is None:
+            pos = self._header_size(data)
+            if pos == 0:
+                return len(data) if final else 0
+        if self.last:
+            return len(data)
+        regen, ok = 0, 0
+        while pos + 3 <= len(data):
+            h = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
+            kind, size = (h >> 1) & 3, h >> 3
+            if kind == 3:
+                raise ValueError("reserved block type")
+            end = pos + 3 + (1 if kind == 1 else size)
+            if end > len(data):
+                break
+            grow = size if kind != 2 else BLOCK_MAX
+            if ok and regen + grow > OUTPUT_MAX:
+                break
+            regen += grow
+            pos = ok = end
+            if h & 1:
+                self.last = True
+                ok = min(len(data), end + self.tail)
+                break
+        if ok:
+            self.next = 0   # the next feed starts at a block header (or, past the last, is let through)
+        return ok

@@ -32,7 +32,8 @@
     info.url = url; info.timestamp = ts;
     document.getElementById("wa-date").textContent = human(ts);
     var orig = document.getElementById("wa-orig");
-    orig.textContent = url; orig.href = url;
+    // a live link only for web schemes: the URL comes from the framed (archived) page's message
+    orig.textContent = url; orig.href = /^(https?|ftps?):\/\//i.test(url) ? url : "#";
     if (title) document.title = title + " (" + human(ts) + ")";
     try { history.replaceState(null, "", replayUrl(ts, url)); } catch (e) { /* another origin */ }
     if (!sameUrl) { stamps = []; fetchCaptures(url); }
