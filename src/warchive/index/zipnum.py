@@ -147,16 +147,10 @@ class ZipNumIndex:
     def _map(self) -> mmap.mmap:
         if self._mm is None:
             raise ValueError("ZipNumIndex is closed" if self._f.closed else "empty summary")
+        if self._mm.size() < self._size:   # shrunk under its mapping: reading there would be SIGBUS
+            raise IndexFormatError(self.path, None, f"the summary was cut short while open ({self._mm.size()} "
+                                   f"bytes now, {self._size} when opened): restore or rebuild the cluster")
         return self._mm
-
-    def _whole(self) -> None:
-        """IndexFormatError if the .idx is shorter now than its mapping (a read past the file's
-        end would be SIGBUS): checked before every search and every block."""
-        if self._mm is not None:
-            now = self._mm.size()
-            if now < self._size:
-                raise IndexFormatError(self.path, None, f"the summary was cut short while open ({now} bytes "
-                                       f"now, {self._size} when opened): restore or rebuild the cluster")
 
     # .loc
     @staticmethod
@@ -283,7 +277,6 @@ class ZipNumIndex:
             if self._f.closed:
                 raise ValueError("ZipNumIndex is closed")
             return 0, 0
-        self._whole()
         a = self._first_at_least(start)
         # a block whose key is a proper prefix of start may begin with lines >= start
         while True:
@@ -306,7 +299,7 @@ class ZipNumIndex:
         mm = self._map()
         pos = a
         while pos < b:
-            self._whole()
+            mm = self._map()   # checked again before each block
             e = mm.find(b"\n", pos, b)
             if e < 0:
                 e = b
@@ -329,7 +322,6 @@ class ZipNumIndex:
         if self._mm is None:
             return 0
         mm = self._map()
-        self._whole()
         n, pos = 0, 0
         while pos < self._size:
             e = mm.find(b"\n", pos)
@@ -573,9 +565,8 @@ def write_zipnum(source: Union[PathLike, BinaryIO, Iterable[bytes]], out: PathLi
     `compressor` "zlib" (level 6 by default: Common Crawl's bytes) or "isal" (ISA-L,
     level 2 by default: about 10x faster, about 9% bigger).
     Every file is written under a temporary name and renamed when all are complete,
-    the .idx last: a reader never finds a summary whose parts are not there. An older cluster
-    at `out` is unpublished (its .idx removed) before its first file is replaced, so a process
-    killed meanwhile leaves no cluster, never an old summary pointing into new parts."""
+    the .idx last (an older one removed first): a reader never finds a summary whose parts are
+    not there, nor, after a kill, an old summary pointing into new parts."""
     if lines_per_block < 1:
         raise ValueError("lines_per_block must be >= 1")
     if parts < 1:
@@ -605,8 +596,7 @@ class ClusterWriter:
     ``parts`` part files of about equal uncompressed size (of ``total`` bytes; cut at block
     boundaries), each block's summary line (its first two fields as key, its whole first line
     where that would sort before the key above; offsets in its part; numbers from 1), and the
-    .loc; published by ``commit`` (parts, then the .loc, then the .idx that points into them; the
-    .idx of an older cluster under the same names is removed before the first part is renamed).
+    .loc; published by ``commit`` (an older .idx removed, parts, the .loc, the .idx pointing into them).
     warchive.distributed assembles clusters whose blocks were compressed elsewhere with it."""
 
     def __init__(self, out: PathLike, parts: int = 1, total: int = 0, name: Optional[str] = None) -> None:
@@ -652,9 +642,7 @@ class ClusterWriter:
         loc = AtomicOutput(self.loc_path)
         self.outs.append(loc)
         loc.write(b"".join(f"{p}\t{p}\n".encode() for p in self.part_names))
-        if os.path.lexists(self.idx_path):
-            # An older cluster under these names: its summary goes first, so that a kill while the
-            # parts are renamed leaves no cluster rather than an old summary over new parts.
+        if os.path.lexists(self.idx_path):   # an older cluster: a kill then leaves none, not a mix
             os.unlink(self.idx_path)
             fsync_dir(self.dir, strict=False)
         for o in self.outs[1:]:
