@@ -144,10 +144,10 @@ class ZipNumIndex:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _map(self) -> mmap.mmap:
+    def _map(self, check: bool = False) -> mmap.mmap:
         if self._mm is None:
             raise ValueError("ZipNumIndex is closed" if self._f.closed else "empty summary")
-        if self._mm.size() < self._size:   # shrunk under its mapping: reading there would be SIGBUS
+        if check and self._mm.size() < self._size:   # shrunk under its map: reading there is SIGBUS
             raise IndexFormatError(self.path, None, f"the summary was cut short while open ({self._mm.size()} "
                                    f"bytes now, {self._size} when opened): restore or rebuild the cluster")
         return self._mm
@@ -277,6 +277,7 @@ class ZipNumIndex:
             if self._f.closed:
                 raise ValueError("ZipNumIndex is closed")
             return 0, 0
+        self._map(check=True)   # once a search, and before each block
         a = self._first_at_least(start)
         # a block whose key is a proper prefix of start may begin with lines >= start
         while True:
@@ -299,7 +300,7 @@ class ZipNumIndex:
         mm = self._map()
         pos = a
         while pos < b:
-            mm = self._map()   # checked again before each block
+            mm = self._map(check=True)
             e = mm.find(b"\n", pos, b)
             if e < 0:
                 e = b
@@ -321,7 +322,7 @@ class ZipNumIndex:
         """The number of blocks (summary lines): counted, as the .idx may lack numbers."""
         if self._mm is None:
             return 0
-        mm = self._map()
+        mm = self._map(check=True)
         n, pos = 0, 0
         while pos < self._size:
             e = mm.find(b"\n", pos)
