@@ -139,9 +139,9 @@ class CaptureNotFound(ArchiveError, LookupError):
 
 
 class CaptureUnavailable(CaptureNotFound):
-    """Captures match a lookup but none of them can be loaded: their WARC cannot be read (an I/O
-    error, damage, a file missing) or a revisit's original is lost. Replay answers 503, as pywb
-    answers "503 Archive Not Available"; a plain miss is 404."""
+    """Captures match a lookup but none of them loads, and reading one failed (a ReadError: an
+    I/O error, which may pass). Replay answers 503, as pywb answers "503 Archive Not Available";
+    captures that are damaged or missing for good are a CaptureNotFound (404)."""
 
 
 class SessionFormatError(CorruptRecordError):

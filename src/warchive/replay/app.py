@@ -12,7 +12,8 @@ The path is read as sent (``raw_path``: %-escapes kept, as pywb reads ``REQUEST_
 an archival URL reaches the parser unchanged. An unknown collection is 404, a collection whose
 index cannot be opened 503 naming it (the others are served), an index failing while answering
 500 naming the collection; a capture that is not there is 404 without Memento headers, one in
-the index whose record cannot be read (nor any other capture near it) 503, as pywb answers.
+the index whose record cannot be read for an I/O error (nor any other capture near it) 503, as
+pywb answers.
 
 ``create_app(root, config=...)`` returns the app; it binds nothing itself: `warchive serve`
 runs it with uvicorn, and other servers can mount it under a path (``root_path``).
@@ -226,7 +227,7 @@ class ReplayApp:
             return reply
         except (BadRequest, QueryError, UrlError) as e:   # the asked URL has no key (`javascript:alert(1)`)
             return self._replay_error(req, 400, "Bad request", str(e), served)
-        except CaptureUnavailable as e:   # in the index, but its WARC cannot be read: pywb's 503
+        except CaptureUnavailable as e:   # in the index, but reading its WARC failed: pywb's 503
             log.error("collection %r: %s", coll, e)
             return self._replay_error(req, 503, "Archive not available", str(e), served)
         except CaptureNotFound as e:

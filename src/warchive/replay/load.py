@@ -46,7 +46,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..errors import ArchiveError, CaptureNotFound, CaptureUnavailable, RecordFormatError
+from ..errors import ArchiveError, CaptureNotFound, CaptureUnavailable, ReadError, RecordFormatError
 from ..index.capture import Capture
 from ..index.query import Index, QueryError, parse_line
 from ..index.rix import RECORD_INDEX_EXT, RecordIndex, unbracket
@@ -242,13 +242,13 @@ class CaptureLoader:
             raise CaptureNotFound(f"{url}: no capture in the index")
         skipped: List[Tuple[Mapping[str, Any], str]] = []
         redirects = SelfRedirects(url)
-        unreadable = False
+        unreadable = False     # a read failed (I/O error): the capture may load later
         for c in caps:
             try:
                 cap = self.load(c, dechunk=dechunk, decompress=decompress)
             except ArchiveError as e:
                 skipped.append((c, str(e)))
-                unreadable = True
+                unreadable = unreadable or isinstance(e, ReadError)
                 continue
             try:
                 redirects.check(c, cap)
