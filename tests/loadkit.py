@@ -23,7 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Dict, Iterator, List, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from warcgen import w_http, write_warc
 
@@ -95,9 +95,9 @@ def run_wrk(base: str, paths: Sequence[str], seconds: float, conns: int, work: P
 
 
 @contextlib.contextmanager
-def serve(root: Path, *args: str) -> Iterator[Tuple[str, int]]:
+def serve(root: Path, *args: str, log: Optional[List[str]] = None) -> Iterator[Tuple[str, int]]:
     """``warchive serve --root ROOT`` on 127.0.0.1, a free port, no access log: (base URL, pid).
-    Stopped (SIGINT, then SIGKILL) on exit."""
+    What it says on stderr goes into ``log``. Stopped (SIGINT, then SIGKILL) on exit."""
     env = dict(os.environ, PYTHONPATH=str(SRC))
     proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", "0",
                              "--no-access-log", *args], env=env, stdout=subprocess.DEVNULL,
@@ -109,7 +109,8 @@ def serve(root: Path, *args: str) -> Iterator[Tuple[str, int]]:
         if not m:
             raise RuntimeError(f"serve did not start: {first!r}")
         # drain stderr so the server never blocks on a full pipe
-        threading.Thread(target=proc.stderr.read, daemon=True).start()
+        said = log if log is not None else []
+        threading.Thread(target=lambda: said.extend(proc.stderr or ()), daemon=True).start()
         host, port = m.group(1).rsplit(":", 1)
         for _ in range(600):   # it says where it will listen a moment before it accepts
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", int(port)), 1):

@@ -49,7 +49,8 @@ def root(tmp_path: Path) -> Path:
 
 def test_mixed_load_at_200_connections_has_no_failed_request(root: Path, tmp_path: Path) -> None:
     paths = mixed_paths()
-    with serve(root, "--redirect-to-exact") as (base, pid):
+    log: list = []
+    with serve(root, "--redirect-to-exact", log=log) as (base, pid):
         assert [status(base + p) for p in paths] == [expected(p) for p in paths]
         sampler = Sampler(pid, 0.5)
         sampler.start()
@@ -57,8 +58,8 @@ def test_mixed_load_at_200_connections_has_no_failed_request(root: Path, tmp_pat
         rss = sampler.stop()
         assert status(base + paths[0]) == 200   # still serving
     assert r["requests"] > CONNS, r["raw"]
-    assert r["errors"] == dict(connect=0, read=0, write=0, status=0, timeout=0), r["raw"]
-    assert r["status"]["4xx"] == 0 and r["status"]["5xx"] == 0, r["raw"]
+    assert r["errors"] == dict(connect=0, read=0, write=0, status=0, timeout=0), (r["raw"], log)
+    assert r["status"]["4xx"] == 0 and r["status"]["5xx"] == 0, (r["raw"], log)
     assert r["status"]["2xx"] + r["status"]["3xx"] == r["requests"], r["raw"]
     # 2 of the 9 paths are TimeGates: their share of the answers is the 3xx
     assert r["status"]["3xx"] == pytest.approx(r["requests"] * 2 / 9, rel=0.2), r["raw"]
@@ -69,15 +70,16 @@ def test_load_while_the_collection_changes_underneath(root: Path, tmp_path: Path
     paths = mixed_paths()
     work = tmp_path / "churn"
     work.mkdir()
-    with serve(root, "--redirect-to-exact") as (base, pid):
-        churn = Churn(root, "web", base, work, pause=0.2)
+    log: list = []
+    with serve(root, "--redirect-to-exact", log=log) as (base, pid):
+        churn = Churn(root, "web", base, work, pause=0.0)
         churn.start()
         r = run_wrk(base, paths, 6, CONNS, tmp_path)
         churn.stop()
         segments = Collection(str(root / "web")).segments()
-    assert churn.failures == []
+    assert churn.failures == [], log
     assert len(churn.cycles) >= 2, churn.cycles   # each cycle: a segment added, found, compacted
     assert all(segs >= 2 for _, segs in churn.cycles)   # compaction had something to merge
     assert len(segments) == 1
-    assert r["errors"] == dict(connect=0, read=0, write=0, status=0, timeout=0), r["raw"]
-    assert r["status"]["4xx"] == 0 and r["status"]["5xx"] == 0, r["raw"]
+    assert r["errors"] == dict(connect=0, read=0, write=0, status=0, timeout=0), (r["raw"], log)
+    assert r["status"]["4xx"] == 0 and r["status"]["5xx"] == 0, (r["raw"], log)

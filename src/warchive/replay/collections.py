@@ -8,6 +8,9 @@ wins): its indexes and records are read by byte range inside the zip
 
 A collection whose index cannot be opened is ``CollectionUnavailable``, told once per change
 of its index files and remembered, so the server can answer 503 for it and serve the others.
+An index that changes while it is opened (a segment listed, then removed by a compaction
+before it was opened) is looked at again, up to OPEN_ATTEMPTS times, not reported unavailable;
+a view opened in the same clock tick as the last change is not trusted (``_trusted``).
 A name that is not a collection (hidden, with a separator, ``..``) is no collection: nothing
 here ever makes a path from a name it was not given by the directory listing or the config.
 """
@@ -19,6 +22,7 @@ import logging
 import os
 import stat
 import threading
+import time
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ..errors import ArchiveError
@@ -31,12 +35,12 @@ log = logging.getLogger("warchive.serve")
 WACZ_EXT = ".wacz"   # ROOT/NAME.wacz is the read-only collection NAME, read inside the zip
 
 
-class CollectionUnavailable(ArchiveError):
-    """A file ROOT/NAME.wacz is the read-only collection NAME (a directory NAME
-wins): its indexes and records are read by byte range inside the zip
-(warchive.wacz.reader), nothing is extracted.
+OPEN_ATTEMPTS = 5   # opens of a collection whose index changes while it is opened
+RACY_NS = 50_000_000   # a view opened closer than this (50 ms) to its index's last change is checked again
 
-A collection whose index cannot be opened (the message names it and says why)."""
+
+class CollectionUnavailable(ArchiveError):
+    """A collection whose index cannot be opened (the message names it and says why)."""
 
 
 class Served:
@@ -62,7 +66,7 @@ class Served:
 
 
 _Stamp = Tuple[Any, ...]
-_Entry = Tuple[_Stamp, Union[Served, CollectionUnavailable]]
+_Entry = Tuple[_Stamp, Union[Served, CollectionUnavailable], bool]   # (stamp, opened, trusted)
 
 
 class Collections:
@@ -117,18 +121,31 @@ class Collections:
         where, stamp = found
         with self._lock:
             hit = self._cache.get(coll)
-            if hit is not None and hit[0] == stamp:
+            if hit is not None and hit[0] == stamp and hit[2]:
                 if isinstance(hit[1], CollectionUnavailable):
                     raise hit[1]
                 return hit[1]
             made: Union[Served, CollectionUnavailable]
-            try:
-                made = _open(where)
-            except (ArchiveError, OSError) as e:   # told once per change of its index files, then remembered
-                made = CollectionUnavailable(f"collection {coll!r} is unavailable: {e}")
-                log.error("%s", made)
+            opened_ns = time.time_ns()
+            for attempt in range(OPEN_ATTEMPTS):
+                try:
+                    made = _open(where)
+                    break
+                except (ArchiveError, OSError) as e:
+                    # A file listed may have gone before it was opened (a compaction removing the
+                    # segments it merged): if the index changed meanwhile, look again.
+                    again = self._where(coll)
+                    gone = isinstance(e, FileNotFoundError) or isinstance(e.__cause__, FileNotFoundError)
+                    if again is not None and (again[1] != stamp or gone) and attempt + 1 < OPEN_ATTEMPTS:
+                        where, stamp = again
+                        opened_ns = time.time_ns()
+                        continue
+                    # told once per change of its index files, then remembered
+                    made = CollectionUnavailable(f"collection {coll!r} is unavailable: {e}")
+                    log.error("%s", made)
+                    break
             old = self._cache.get(coll)
-            self._cache[coll] = (stamp, made)
+            self._cache[coll] = (stamp, made, _trusted(stamp, opened_ns))
         if old is not None and isinstance(old[1], Served):
             old[1].close()   # (requests still holding it finish with the files they have open)
         if isinstance(made, CollectionUnavailable):
@@ -143,9 +160,19 @@ class Collections:
     def close(self) -> None:
         with self._lock:
             entries, self._cache = list(self._cache.values()), {}
-        for _, s in entries:
+        for _, s, _ in entries:
             if isinstance(s, Served):
                 s.close()
+
+
+def _trusted(stamp: _Stamp, opened_ns: int) -> bool:
+    """Can a view opened at ``opened_ns`` stand for as long as the stamp stays the same? Not when
+    it was opened within RACY_NS of the newest mtime in the stamp: file system times tick
+    coarsely (a jiffy), so a file added in the same tick, after the listing, leaves the stamp
+    as it was (git's "racily clean" index entries). Such a view is opened again on its next use
+    until one is opened late enough."""
+    newest = max((x[1] for x in stamp if len(x) > 1 and isinstance(x[1], int)), default=0)
+    return opened_ns - newest >= RACY_NS
 
 
 def _stamp(where: CollectionConfig) -> Optional[_Stamp]:
