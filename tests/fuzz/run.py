@@ -16,10 +16,10 @@ import sys
 
 import atheris
 
-from tests.fuzz import seeds
-
-with atheris.instrument_imports(include=["warchive", "surt", "tests.fuzz.harnesses"]):
+with atheris.instrument_imports(include=["warchive", "surt", "tests.fuzz.harnesses", "tests.fuzz.texts",
+                                         "tests.fuzz.formats"]):
     from tests.fuzz.harnesses import HARNESSES, checked
+    from tests.fuzz import seeds        # after the harnesses: what it imports of warchive is instrumented
 
 
 def main(argv: list) -> None:
@@ -34,7 +34,7 @@ def main(argv: list) -> None:
         corpus.mkdir(parents=True, exist_ok=True)
         flags = flags + [str(corpus), str(seed_dir)]
     if not any(f.startswith("-max_len=") for f in flags):
-        flags.append(f"-max_len={seeds.SEED_BYTES}")
+        flags.append(f"-max_len={seeds.MAX_LEN.get(name, seeds.SEED_BYTES)}")
     if not any(f.startswith("-timeout=") for f in flags):
         flags.append("-timeout=10")     # a hang: one input over 10 s is reported as timeout-*
     atheris.Setup([argv[0]] + flags, target)

@@ -46,7 +46,7 @@ def test_harness_catches_what_it_must() -> None:
 @pytest.mark.parametrize("name", sorted(HARNESSES))
 def test_fuzz(name: str, tmp_path: Path) -> None:
     runs = int(os.environ.get("WARCHIVE_FUZZ_RUNS", "20000"))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT), str(ROOT / "tests")]))
     p = subprocess.run([sys.executable, "-m", "tests.fuzz.run", name, f"-runs={runs}",
                         f"-artifact_prefix={tmp_path}/"],
                        cwd=ROOT, env=env, capture_output=True, text=True)
@@ -60,6 +60,17 @@ def test_crasher_warc_content_length_overflow() -> None:
     # found by atheris (harness warc, 20,791 inputs): a resynced text record at byte 453 whose
     # length is 7777...7 (34 digits) made an offset past a C int64 (OverflowError in read_at)
     checked("warc")((CRASHERS / "warc-content-length-overflow").read_bytes())
+
+
+@pytest.mark.parametrize("crasher, harness", [
+    # a resumeKey decoded to a lone surrogate: UnicodeEncodeError, now a 400 answer (QueryError)
+    ("cdx-query-resume-key-surrogate", "cdx_query"),
+    # a journal line whose "t" holds a byte that is no UTF-8: msgspec's DecodeError from
+    # Session.fields(), now SessionFormatError at the line (damage) from read_session
+    ("journal-not-utf8", "journal"),
+])
+def test_crasher(crasher: str, harness: str) -> None:
+    checked(harness)((CRASHERS / crasher).read_bytes())
 
 
 def _resource(length: bytes) -> bytes:
