@@ -68,6 +68,11 @@ def test_crasher_warc_content_length_overflow() -> None:
     # a journal line whose "t" holds a byte that is no UTF-8: msgspec's DecodeError from
     # Session.fields(), now SessionFormatError at the line (damage) from read_session
     ("journal-not-utf8", "journal"),
+    # a style sheet with a UTF-32 BOM and a unit past U+10FFFF: UnicodeDecodeError from the
+    # transcoding, now U+FFFD in its place
+    ("css-utf32-past-unicode", "css"),
+    # "PK\x05\x06" in the last 21 bytes of a ZIP: struct.error, now ZipFormatError
+    ("wacz-end-signature-at-the-end", "wacz"),
 ])
 def test_crasher(crasher: str, harness: str) -> None:
     checked(harness)((CRASHERS / crasher).read_bytes())
