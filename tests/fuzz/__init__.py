@@ -27,3 +27,10 @@ AddressSanitizer, needs (not done yet):
    and ``UBSAN_OPTIONS=halt_on_error=1``; the kernels then report coverage to
    libFuzzer and every over-read aborts with a report.
 """
+
+import sys
+from pathlib import Path
+
+_TESTS = str(Path(__file__).resolve().parents[1])
+if _TESTS not in sys.path:   # the harnesses use warcgen, urlgen and surt_oracle, top-level modules of tests/
+    sys.path.append(_TESTS)

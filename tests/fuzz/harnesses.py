@@ -36,7 +36,7 @@ from warchive.warc import reader
 
 import surt as surt_peer      # the peer, run for its coverage only (see fuzz_surt)
 
-from tests.fuzz import formats, texts
+from tests.fuzz import differential, formats, texts
 
 # run.py imports this module under atheris.instrument_imports (warchive, surt and this module);
 # it is not done here, so the default test run does not instrument warchive for later tests.
@@ -213,11 +213,16 @@ HARNESSES: Dict[str, Harness] = {
     "journal": formats.fuzz_journal,
     "wacz": formats.fuzz_wacz,
     "manifest": formats.fuzz_manifest,
+    "diff_reader": differential.fuzz_diff_reader,
+    "diff_warcgen": differential.fuzz_diff_warcgen,
+    "diff_surt": differential.fuzz_diff_surt,
+    "diff_robots": differential.fuzz_diff_robots,
 }
 
 ALLOWED: Dict[str, Tuple[Type[BaseException], ...]] = {name: (ArchiveError,) for name in HARNESSES}
+ALLOWED["diff_warcgen"] = ()   # a valid file by construction: not even an ArchiveError
 """What may escape each harness: ArchiveError children (QueryError, ArchivalUrlError, UrlError
-are among them and are also ValueErrors, as their APIs document)."""
+are among them and are also ValueErrors, as their APIs document); nothing for a valid file."""
 
 
 def checked(name: str) -> Harness:

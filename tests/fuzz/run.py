@@ -17,7 +17,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports(include=["warchive", "surt", "tests.fuzz.harnesses", "tests.fuzz.texts",
-                                         "tests.fuzz.formats"]):
+                                         "tests.fuzz.formats", "tests.fuzz.differential"]):
     from tests.fuzz.harnesses import HARNESSES, checked
     from tests.fuzz import seeds        # after the harnesses: what it imports of warchive is instrumented
 

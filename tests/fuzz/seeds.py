@@ -18,21 +18,18 @@ import zlib
 from pathlib import Path
 from typing import Dict, List
 
+import warcgen   # tests/ is on sys.path (tests/fuzz/__init__.py)
+
+from tests.fuzz.formats import SEP
+from warchive.capture.session.journal import SessionDB
+from warchive.collection import Collection
+from warchive.index.segment import write_segment
+from warchive.index.zipnum import write_zipnum
+from warchive.store import Store, init_store, put
+from warchive.wacz import create_wacz
+from warchive.warc import reader
+
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT / "tests") not in sys.path:   # warcgen (and urlgen, which it imports) are top-level modules there
-    sys.path.append(str(ROOT / "tests"))
-
-import warcgen  # noqa: E402
-
-from tests.fuzz.formats import SEP  # noqa: E402
-from warchive.capture.session.journal import SessionDB  # noqa: E402
-from warchive.collection import Collection  # noqa: E402
-from warchive.index.segment import write_segment  # noqa: E402
-from warchive.index.zipnum import write_zipnum  # noqa: E402
-from warchive.store import Store, init_store, put  # noqa: E402
-from warchive.wacz import create_wacz  # noqa: E402
-from warchive.warc import reader  # noqa: E402
-
 WGET = ROOT / "tests" / "data" / "wget"
 DEFAULT_DIR = ROOT / "build" / "fuzz-seeds"
 SEED_BYTES = 4096
@@ -138,6 +135,10 @@ def build() -> Dict[str, List[bytes]]:
             seeds["surt"].append(b"\x00" + url)
             seeds["archival_url"].append(line.split(b" ")[1] + b"/" + url)
     _arc_seeds(seeds)
+    seeds["diff_reader"] = list(seeds["warc"])
+    seeds["diff_surt"] = list(seeds["surt"])
+    seeds["diff_warcgen"] = [bytes(range(i, i + 200)) for i in (0, 7, 50)] + [b"\x01" * 64, b"\xff" * 300]
+    seeds["diff_robots"] = [b"\x03\x01\x00\x05abcd*\x01\x01\x03/b$" + b"abab/ab", bytes(range(64)), b"\x00" * 40]
     _html_seeds(seeds)
     with tempfile.TemporaryDirectory(prefix="warchive-seeds-") as tmp:
         _file_seeds(seeds, Path(tmp))
