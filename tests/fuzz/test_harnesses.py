@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import warchive
+
 from tests.fuzz import seeds
 from tests.fuzz.harnesses import HARNESSES, checked
 
@@ -46,7 +48,9 @@ def test_harness_catches_what_it_must() -> None:
 @pytest.mark.parametrize("name", sorted(HARNESSES))
 def test_fuzz(name: str, tmp_path: Path) -> None:
     runs = int(os.environ.get("WARCHIVE_FUZZ_RUNS", "20000"))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT), str(ROOT / "tests")]))
+    # warchive from where this process has it (src/ in development, site-packages in CI)
+    where = str(Path(warchive.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([where, str(ROOT), str(ROOT / "tests")]))
     p = subprocess.run([sys.executable, "-m", "tests.fuzz.run", name, f"-runs={runs}",
                         f"-artifact_prefix={tmp_path}/"],
                        cwd=ROOT, env=env, capture_output=True, text=True)
