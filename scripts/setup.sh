@@ -41,4 +41,8 @@ defs=()
 for d in ${CMAKE_DEFINES:-}; do defs+=("-Ccmake.define.$d"); done
 echo "[setup] pip install $spec into $VENV (builds the kernels) ${CMAKE_DEFINES:-}"
 "$VENV/bin/python" -m pip install -q -Cbuild-dir="build/$(basename "$VENV")" "${defs[@]}" "$spec"
-"$VENV/bin/warchive" --version
+case " ${CMAKE_DEFINES:-} " in
+  *WARCHIVE_SANITIZE=ON*|*WARCHIVE_FUZZ=ON*)   # the kernels load only under LD_PRELOAD of a sanitizer runtime
+    echo "[setup] sanitized kernels: run them as scripts/fuzz.sh --sanitize does" ;;
+  *) "$VENV/bin/warchive" --version ;;
+esac

@@ -13,6 +13,10 @@ if [ $# -eq 0 ]; then
   # browser tests alone, since chromium wants both cores.
   .venv/bin/python -m pytest -q -n 2 --dist loadfile --ignore=tests/e2e
   .venv/bin/python -m pytest -q tests/e2e
+  # Every fuzz harness under atheris, briefly (2,000 inputs each, plain kernels: building the
+  # sanitized ones costs more than CI's budget; the long sanitized runs are
+  # `bash scripts/fuzz.sh --sanitize NAME RUNS`, recorded in bench/results/fuzz-*.txt).
+  WARCHIVE_FUZZ_RUNS=2000 .venv/bin/python -m pytest -q -m fuzz tests/fuzz
 else
   .venv/bin/python -m pytest -q "$@"
 fi

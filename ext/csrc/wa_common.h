@@ -33,6 +33,8 @@ enum {
 
 #define WA_LIKELY(x) __builtin_expect(!!(x), 1)
 #define WA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* p + off for a buffer that may not be allocated yet (p NULL, off 0): NULL + 0 is undefined in C */
+#define WA_AT(p, off) ((p) ? (p) + (off) : (p))
 
 static inline uint32_t wa_le32(const uint8_t *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);

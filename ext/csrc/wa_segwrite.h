@@ -203,7 +203,7 @@ static int wa_segw_put_url(wa_segw *w, const uint8_t *u, size_t un, const uint8_
     size_t s1 = wa_lcs(u + p1, un - p1, base1 + p1, bl1 - p1);
     const wa_sbuf *prev = &w->A.url[w->A.cur];
     size_t p2 = wa_lcp(u, un, prev->p, prev->len);
-    size_t s2 = wa_lcs(u + p2, un - p2, prev->p + p2, prev->len - p2);
+    size_t s2 = wa_lcs(u + p2, un - p2, WA_AT(prev->p, p2), prev->len - p2);
     size_t lit1 = un - p1 - s1, lit2 = un - p2 - s2;
     uint64_t m = 0;
     size_t p, s, bl;
@@ -291,8 +291,8 @@ static int wa_segw_try(wa_segw *w, const size_t at[], const uint8_t *line, size_
     wa_segw_ctx(w);
     wa_seg_rd rd;
     for (int s = 0; s < WA_SEG_NS; s++) {
-        rd.p[s] = w->sm[s].p + at[s];
-        rd.end[s] = w->sm[s].p + w->sm[s].len;
+        rd.p[s] = WA_AT(w->sm[s].p, at[s]);   /* NULL while the stream is empty */
+        rd.end[s] = WA_AT(w->sm[s].p, w->sm[s].len);
     }
     rc = wa_seg_decode(&w->B, &w->cx, &rd);
     if (rc == WA_E_NOMEM) return rc;

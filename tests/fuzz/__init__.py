@@ -1,29 +1,37 @@
 """Coverage-guided fuzz harnesses (atheris) for warchive's parsers and kernels.
 
-- harnesses.py: one harness per entry point and the property it checks (only
-  ArchiveError children escape; no crash, no hang).
-- seeds.py: the seed corpus of each harness, cut from tests/data at run time
-  (described in tests/data/README.md, "Fuzz seed corpora").
-- run.py: one harness for a long run, from the worktree root:
-  ``PYTHONPATH=src python -m tests.fuzz.run NAME -runs=1000000 -print_final_stats=1``.
-- test_harnesses.py: the seeds in the default run; ``pytest -m fuzz tests/fuzz``
-  runs every harness for WARCHIVE_FUZZ_RUNS inputs (default 20000).
+- harnesses.py: the registry (HARNESSES, and ALLOWED: what may escape each) and the first
+  harnesses (gzip, warc, warc_head, http_head, surt, cdxj, archival_url, robots);
+  texts.py: chunked, arc, cdx_query, html, css; formats.py: segment, zipnum, journal, wacz,
+  manifest; differential.py: diff_reader, diff_warcgen, diff_surt, diff_robots (warchive
+  against warcio, cdxj-indexer, surt and RFC 9309, where both accept an input).
+- seeds.py: the seed corpus of each harness, cut from the fixtures (tests/data) and written by
+  warchive's own writers at run time (described in tests/data/README.md, "Fuzz seed corpora").
+- run.py: one harness under atheris: ``python -m tests.fuzz.run NAME -runs=N`` (PYTHONPATH
+  with the repo root; warchive from src/ or installed).
+- test_harnesses.py: the seeds and tests/fuzz/crashers/ in the default run;
+  ``pytest -m fuzz tests/fuzz`` runs every harness for WARCHIVE_FUZZ_RUNS inputs (default
+  20000; CI gives 2000).
 
-Coverage: run.py imports the harnesses under atheris.instrument_imports
-(warchive, the `surt` package, harnesses.py; not the default test run, which
-would then instrument warchive for every later test); the Cython/C kernels are not instrumented, so
-libFuzzer sees their outcome only through the Python around them (the gzip
-harness branches on it in ``_outcome``). Instrumenting the kernels too, with
-AddressSanitizer, needs (not done yet):
-
-1. clang (the machine has only gcc; ``-fsanitize=fuzzer-no-link`` is clang's).
-2. CMakeLists.txt: WARCHIVE_SANITIZE adds ``-fsanitize=address,undefined`` to
-   WA_CFLAGS and the link; add ``fuzzer-no-link`` there (or a WARCHIVE_FUZZ
-   option appending ``-fsanitize=fuzzer-no-link``), and build with
-   ``CC=clang CMAKE_ARGS="-DWARCHIVE_SANITIZE=ON" VENV=.venv-asan BROWSER=0 bash scripts/setup.sh test``.
-3. Run under the sanitizer runtime atheris ships against:
-   ``LD_PRELOAD=$(python -c "import atheris; print(atheris.path())")/asan_with_fuzzer.so``
-   with ``ASAN_OPTIONS=detect_leaks=0`` (CPython's allocations look like leaks)
-   and ``UBSAN_OPTIONS=halt_on_error=1``; the kernels then report coverage to
-   libFuzzer and every over-read aborts with a report.
+Long runs: ``bash scripts/fuzz.sh [--sanitize] NAME RUNS [libFuzzer flags]``, one harness at a
+time. Plain, only Python is coverage-instrumented (warchive, the `surt` package and these
+modules, under atheris.instrument_imports in run.py, not in the default test run, which would
+then instrument warchive for every later test), so libFuzzer sees the Cython/C kernels only
+through the Python around them (the gzip harness branches on their outcome in ``_outcome``).
+``--sanitize`` builds the kernels with clang into .venv-asan with
+``-fsanitize=address,undefined,fuzzer-no-link`` (CMake WARCHIVE_SANITIZE=ON WARCHIVE_FUZZ=ON):
+libFuzzer then sees the kernels' edges too, and runs Python with LD_PRELOAD of atheris's
+``asan_with_fuzzer.so`` (the ASan runtime it links libFuzzer with; it holds UBSan's handlers
+too), ASAN_OPTIONS=detect_leaks=0 (CPython's allocations look like leaks) and
+UBSAN_OPTIONS=halt_on_error=1, so that every over-read or undefined behaviour aborts with a
+report. Found inputs are written to build/fuzz-artifacts/NAME/ (crash-*, timeout-*); replay one
+with ``python -m tests.fuzz.run NAME FILE``, minimise with ``-minimize_crash=1 -runs=N FILE``.
+The recorded long runs: bench/results/fuzz-2026-12-01.txt.
 """
+
+import sys
+from pathlib import Path
+
+_TESTS = str(Path(__file__).resolve().parents[1])
+if _TESTS not in sys.path:   # the harnesses use warcgen, urlgen and surt_oracle, top-level modules of tests/
+    sys.path.append(_TESTS)

@@ -8,7 +8,9 @@ pure Python reference whenever it does not decline), so a wrong answer is a
 finding too, not only an exception.
 
 Coverage comes from instrumenting the Python of warchive, the `surt` package and
-this module (run.py imports them so); the kernels are not instrumented.
+this module (run.py imports them so); the kernels are not instrumented. The harnesses of
+in-memory texts (chunked bodies, ARC heads, CDX queries, HTML/CSS rewriting) are in texts.py,
+those of files (segments, ZipNum, journals, WACZ, manifests) in formats.py.
 
 The harnesses are plain functions so the default test run can call them on the
 seed corpus (tests/fuzz/test_harnesses.py) and ``python -m tests.fuzz.run NAME``
@@ -33,6 +35,8 @@ from warchive.warc import headers
 from warchive.warc import reader
 
 import surt as surt_peer      # the peer, run for its coverage only (see fuzz_surt)
+
+from tests.fuzz import differential, formats, texts
 
 # run.py imports this module under atheris.instrument_imports (warchive, surt and this module);
 # it is not done here, so the default test run does not instrument warchive for later tests.
@@ -199,11 +203,26 @@ HARNESSES: Dict[str, Harness] = {
     "cdxj": fuzz_cdxj,
     "archival_url": fuzz_archival_url,
     "robots": fuzz_robots,
+    "chunked": texts.fuzz_chunked,
+    "arc": texts.fuzz_arc,
+    "cdx_query": texts.fuzz_cdx_query,
+    "html": texts.fuzz_html,
+    "css": texts.fuzz_css,
+    "segment": formats.fuzz_segment,
+    "zipnum": formats.fuzz_zipnum,
+    "journal": formats.fuzz_journal,
+    "wacz": formats.fuzz_wacz,
+    "manifest": formats.fuzz_manifest,
+    "diff_reader": differential.fuzz_diff_reader,
+    "diff_warcgen": differential.fuzz_diff_warcgen,
+    "diff_surt": differential.fuzz_diff_surt,
+    "diff_robots": differential.fuzz_diff_robots,
 }
 
 ALLOWED: Dict[str, Tuple[Type[BaseException], ...]] = {name: (ArchiveError,) for name in HARNESSES}
+ALLOWED["diff_warcgen"] = ()   # a valid file by construction: not even an ArchiveError
 """What may escape each harness: ArchiveError children (QueryError, ArchivalUrlError, UrlError
-are among them and are also ValueErrors, as their APIs document)."""
+are among them and are also ValueErrors, as their APIs document); nothing for a valid file."""
 
 
 def checked(name: str) -> Harness:

@@ -9,12 +9,16 @@ no unexpected exception, crash or hang (-timeout=10 s per input).
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+import warchive
 
 from tests.fuzz import seeds
 from tests.fuzz.harnesses import HARNESSES, checked
@@ -44,7 +48,9 @@ def test_harness_catches_what_it_must() -> None:
 @pytest.mark.parametrize("name", sorted(HARNESSES))
 def test_fuzz(name: str, tmp_path: Path) -> None:
     runs = int(os.environ.get("WARCHIVE_FUZZ_RUNS", "20000"))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    # warchive from where this process has it (src/ in development, site-packages in CI)
+    where = str(Path(warchive.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([where, str(ROOT), str(ROOT / "tests")]))
     p = subprocess.run([sys.executable, "-m", "tests.fuzz.run", name, f"-runs={runs}",
                         f"-artifact_prefix={tmp_path}/"],
                        cwd=ROOT, env=env, capture_output=True, text=True)
@@ -54,10 +60,56 @@ def test_fuzz(name: str, tmp_path: Path) -> None:
 CRASHERS = Path(__file__).parent / "crashers"
 
 
-@pytest.mark.xfail(raises=OverflowError, strict=True,
-                   reason="open: a resynced record at byte 453 with Content-Length 7777...7 (34 digits) "
-                          "reaches gzip_members.Reader.read_at with an offset past a C long "
-                          "(warc/reader.py _finish_plain_record)")
 def test_crasher_warc_content_length_overflow() -> None:
-    # found by atheris (harness warc, 20,791 inputs): must raise an ArchiveError child, raises OverflowError
+    # found by atheris (harness warc, 20,791 inputs): a resynced text record at byte 453 whose
+    # length is 7777...7 (34 digits) made an offset past a C int64 (OverflowError in read_at)
     checked("warc")((CRASHERS / "warc-content-length-overflow").read_bytes())
+
+
+@pytest.mark.parametrize("crasher, harness", [
+    # a resumeKey decoded to a lone surrogate: UnicodeEncodeError, now a 400 answer (QueryError)
+    ("cdx-query-resume-key-surrogate", "cdx_query"),
+    # a journal line whose "t" holds a byte that is no UTF-8: msgspec's DecodeError from
+    # Session.fields(), now SessionFormatError at the line (damage) from read_session
+    ("journal-not-utf8", "journal"),
+    # a style sheet with a UTF-32 BOM and a unit past U+10FFFF: UnicodeDecodeError from the
+    # transcoding, now U+FFFD in its place
+    ("css-utf32-past-unicode", "css"),
+    # "PK\x05\x06" in the last 21 bytes of a ZIP: struct.error, now ZipFormatError
+    ("wacz-end-signature-at-the-end", "wacz"),
+])
+def test_crasher(crasher: str, harness: str) -> None:
+    checked(harness)((CRASHERS / crasher).read_bytes())
+
+
+def _resource(length: bytes) -> bytes:
+    return (b"WARC/1.0\r\nWARC-Type: resource\r\nWARC-Target-URI: urn:x\r\nContent-Length: " + length
+            + b"\r\n\r\nabc\r\n\r\n")
+
+
+def _read(data: bytes) -> object:
+    from warchive.errors import ArchiveError
+    from warchive.warc import reader
+    found: list = []
+    try:
+        return [(r.offset, r.payload.read()) for r in reader.open(io.BytesIO(data), on_defect=found.append)], \
+            [(d.offset, d.kind) for d in found]
+    except ArchiveError as e:
+        return type(e).__name__, e.offset
+
+
+@pytest.mark.parametrize("length", [b"7" * 34, str(1 << 63).encode(), str((1 << 64) + 5).encode()])
+@pytest.mark.parametrize("gz", [False, True])
+def test_absurd_content_length_reads_as_one_past_the_end(length: bytes, gz: bool) -> None:
+    # a Content-Length no file can reach is read as one just past the end of the file is:
+    # a plain file fails with TruncatedError at the record, a gzip member ends the record (a defect)
+    def file(cl: bytes) -> bytes:
+        first, second = _resource(b"3"), _resource(cl)
+        return gzip.compress(first) + gzip.compress(second) if gz else first + second
+    past_eof = _read(file(b"100"))
+    if gz:   # the second member's record: its content, then what is left of the member, and a defect
+        records, defects = past_eof   # type: ignore[misc]
+        assert records[1] == (len(gzip.compress(_resource(b"3"))), b"abc\r\n\r\n") and defects
+    else:
+        assert past_eof == ("TruncatedError", len(_resource(b"3")))
+    assert _read(file(length)) == past_eof

@@ -284,6 +284,18 @@ def test_utf16_named_without_bom_and_odd_tail():
     assert out == f'<a href="{A("mp_", EX + "x")}">'.encode("utf-16-le") + b"\x00\xd8" + b"z"
 
 
+@pytest.mark.parametrize("codec, bad", [("utf-32-le", b"\x00\x00\x11\x00"), ("utf-32-be", b"\xff\xff\xff\xff")])
+def test_bytes_that_make_no_character_come_out_as_replacement(codec, bad):
+    # found by the css fuzz harness: a UTF-32 unit past U+10FFFF raised UnicodeDecodeError.
+    # What comes out is what the same document with U+FFFD in their place gives
+    head, tail = '<a href="/x">'.encode(codec), '<img src="/y.png">'.encode(codec)
+    fixed = html.rewrite(head + "\ufffd".encode(codec, "replace") + tail, rw(), encoding=codec)
+    assert html.rewrite(head + bad + tail, rw(), encoding=codec) == fixed
+    assert A("mp_", EX + "x").encode("ascii") in fixed.replace(b"\x00", b"")
+    assert css.rewrite(b"\xff\xfe\x00\x00" + "a{b:url(/z.png)}".encode("utf-32-le") + b"\x00\x00\x11\x00",
+                       rw()) == css.rewrite(b"\xff\xfe\x00\x00" + "a{b:url(/z.png)}\ufffd".encode("utf-32-le"), rw())
+
+
 def test_streaming_equals_whole_at_every_cut():
     doc = ('<!DOCTYPE html><html><head><base href="/b/"><style>a{b:url("../s.png")} @import "/i.css";</style>'
            '<link rel=stylesheet href="../c.css"></head><body><!-- <a href="/no"> --><a href="../x?a=1&amp;b=2">'

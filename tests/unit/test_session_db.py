@@ -226,6 +226,36 @@ def test_damaged_line_in_the_middle(journal):
     assert s.urls() == ["https://a.example/", "https://c.example/"]
 
 
+@pytest.mark.parametrize("where", ["field", "unknown"])
+def test_a_line_that_is_not_utf8_is_damage(journal, where):
+    # found by the journal fuzz harness: a byte that is no UTF-8 in a field the head decoder skips
+    # passed the parse, then Session.fields() raised msgspec's DecodeError (no ArchiveError)
+    with SessionDB(journal) as db:
+        db.fetched("https://a.example/", 200)
+    with open(journal, "ab") as f:
+        bad_at = f.tell()
+        extra = b'"t":"2026-12-01T23:36:52.340\xb962Z"' if where == "field" else b'"x-new":"\xff"'
+        f.write(b'{"kind":"record","url":"https://a.example/",' + extra + b',"warc":"a.warc.gz",'
+                b'"offset":0,"length":100}\n')
+    with SessionDB(journal) as db:
+        db.fetched("https://c.example/", 200)
+    with pytest.raises(SessionFormatError) as e:
+        read_session(journal)
+    assert e.value.offset == bad_at and e.value.path == journal
+    with pytest.warns(SessionWarning, match=f"at byte {bad_at}"):
+        s = read_session(journal, skip_errors=True)
+    assert s.urls() == ["https://a.example/", "https://c.example/"]
+    assert [f["url"] for f in s.all_fields()] == ["https://a.example/", "https://c.example/"]
+
+
+def test_bytes_that_are_not_utf8_in_a_torn_last_line_are_no_damage(journal):
+    with SessionDB(journal) as db:
+        db.fetched("https://a.example/", 200)
+    with open(journal, "ab") as f:
+        f.write(b'{"kind":"fetched","url":"https://b.\xff')
+    assert read_session(journal).urls() == ["https://a.example/"]
+
+
 # --- torn last line ------------------------------------------------------------
 
 def test_torn_last_line_ignored_then_cut_before_appending(journal):

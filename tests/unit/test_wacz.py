@@ -190,6 +190,15 @@ def test_not_a_zip(tmp_path):
     _refused(p, ZipFormatError, "end-of-central-directory")
 
 
+def test_end_signature_too_near_the_end(tmp_path):
+    # found by the wacz fuzz harness: "PK\x05\x06" in the last 21 bytes made struct.error
+    p = tmp_path / "x.wacz"
+    with ZipWriter(str(p)) as w:
+        w.add_bytes("a.txt", b"hello")
+    p.write_bytes(p.read_bytes() + b"PK\x05\x06" + b"\x00" * 10)
+    _refused(p, ZipFormatError, "end-of-central-directory")
+
+
 # --------------------------------------------------------------------------- range-only reading
 
 class RangeHandler(BaseHTTPRequestHandler):

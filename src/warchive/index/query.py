@@ -296,7 +296,10 @@ def _parse_resume_key(value: str) -> Tuple[bytes, Optional[int]]:
     if not m or not m.group(1):
         raise QueryError(f"resumeKey is not a resume key: {value!r}")
     k = int(m.group(3)) if m.group(3) else None
-    return (m.group(1) + " " + m.group(2)).encode("utf-8"), k
+    try:
+        return (m.group(1) + " " + m.group(2)).encode("utf-8"), k
+    except UnicodeEncodeError:   # a lone surrogate (the Python door takes any str)
+        raise QueryError(f"resumeKey is not a resume key: {value!r}") from None
 
 
 def resume_key_for(c: Capture, k: int) -> str:

@@ -14,7 +14,9 @@ it is. UTF-16 and UTF-32 (named, or found by their byte-order mark), UTF-7, the 
 HZ and EBCDIC code pages, whose bytes for '<' or '"' are not ASCII's (or may stand for other
 characters), are decoded, tokenized as UTF-8 and encoded again: the text outside URLs comes out
 the same, and for UTF-16 and UTF-32 the same bytes too (lone surrogates kept; a final odd byte
-passed on as it is); a stateful encoding (ISO-2022, HZ, UTF-7) may come out with other escape
+passed on as it is); bytes that make no character in such a charset (a UTF-32 unit past
+U+10FFFF, a broken ISO-2022 escape) come out as U+FFFD in it, as a browser shows them, or "?"
+where the charset has no U+FFFD; a stateful encoding (ISO-2022, HZ, UTF-7) may come out with other escape
 sequences for the same text.
 
 With ``scripts``, the text of inline JavaScript ``<script>`` elements goes, piece by piece as the
@@ -28,7 +30,7 @@ about which attributes hold URLs or which scripts are JavaScript: that is the ke
 from __future__ import annotations
 
 import codecs
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 from urllib.parse import urlsplit, urlunsplit
 
 from .._ext import html_rewrite as _k
@@ -42,6 +44,20 @@ _SENTINEL = "sentinel.warchive.invalid"
 _SAFE_HEAD = frozenset(map(chr, range(0x21, 0x7F))) - set("\"'<>&\\`")
 _QUOTE_OF = {1: "", 2: '"', 3: "'"}
 _CSS_QUOTE_OF = {1: "", 2: '"', 3: "'"}
+
+
+def _transcode_errors(e: UnicodeError) -> Tuple[Union[str, bytes], int]:
+    """The error handler of transcoding: lone surrogates pass (surrogatepass), anything else
+    that makes no character is replaced (U+FFFD decoding, the charset's "?" encoding)."""
+    try:
+        return _SURROGATEPASS(e)
+    except UnicodeError:
+        return codecs.replace_errors(e)
+
+
+_SURROGATEPASS = codecs.lookup_error("surrogatepass")
+TRANSCODE_ERRORS = "warchive-transcode"
+codecs.register_error(TRANSCODE_ERRORS, _transcode_errors)
 
 
 def _bom_codec(head: bytes) -> Optional[str]:
@@ -164,8 +180,8 @@ class StreamRewriter:
         self._decided = True
         self._codec = _explicit(codec)
         if transcodes(self._codec):
-            self._dec = codecs.getincrementaldecoder(self._codec)("surrogatepass")
-            self._enc = codecs.getincrementalencoder(self._codec)("surrogatepass")
+            self._dec = codecs.getincrementaldecoder(self._codec)(TRANSCODE_ERRORS)
+            self._enc = codecs.getincrementalencoder(self._codec)(TRANSCODE_ERRORS)
             self._text = "utf-8"
         else:
             self._text = self._codec

@@ -150,7 +150,8 @@ class ZipDirectory:
         tail_n = min(size, EOCD.size + MAX_COMMENT)
         tail = self._read(size - tail_n, tail_n, "the end of the file")
         at = tail.rfind(b"PK\x05\x06")
-        while at >= 0 and at + EOCD.size + struct.unpack_from("<H", tail, at + 20)[0] != len(tail):
+        while at >= 0 and (at + EOCD.size > len(tail)   # a signature too near the end for a record
+                           or at + EOCD.size + struct.unpack_from("<H", tail, at + 20)[0] != len(tail)):
             at = tail.rfind(b"PK\x05\x06", 0, at)
         if at < 0:
             raise ZipFormatError(self.path, None, "no end-of-central-directory record", "not a ZIP file, or truncated")

@@ -38,7 +38,7 @@ from .defects import (BLANK_LINES, CONTENT_LENGTH, EMPTY_MEMBER, GARBAGE, PLAIN_
 from .framing import (ARC_SEPARATOR, GZIP_MAGIC, LINE_MAX, LOOKBACK, SCAN, WARC_SEPARATOR, cut_first_line,
                       find_record, first_line, is_blank, next_record_line, record_line, skip_blank, text_head)
 from .headers import Head, Headers, http_head, parse_head, warc_protocol
-from .records import PayloadStream, Record, Unit
+from .records import OFFSET_MAX, PayloadStream, Record, Unit
 from .source import WINDOW, Source, open_reader
 
 HEAD_FIRST = 1024           # first guess of a head size (most WARC heads, most HTTP heads fit)
@@ -437,7 +437,7 @@ class ArchiveIterator:
         self._at_start = False
         self._text_here = True
         rec.content_length = length
-        rec._content_end = block + length if length is not None else None
+        rec._content_end = block + min(length, OFFSET_MAX) if length is not None else None
         rec._block = block
         rec._payload = block
         if unit.gz and pos == 0 and rec._content_end is not None and not text:   # it may run on into the next member

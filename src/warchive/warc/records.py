@@ -17,6 +17,11 @@ from .headers import Headers
 from .record import HeaderFields
 from .source import ByteReader
 
+OFFSET_MAX = 1 << 62
+"""Past the end of any file: a record's content end is capped here (``Record._content_end``), so
+that an absurd Content-Length (34 digits, say) is read as any Content-Length past the end of the
+file is (a truncated record), not as an offset the kernels cannot take (a C int64)."""
+
 
 class Unit:
     """Bytes of one gzip member (or zstd frame), or of a plain file from ``base`` on: positions start at 0.
@@ -183,7 +188,7 @@ class PayloadStream(io.RawIOBase):
 
     def _remaining(self) -> int:
         end = self._rec._content_end
-        return (end - self._pos) if end is not None else 1 << 62
+        return (end - self._pos) if end is not None else OFFSET_MAX
 
     def read(self, n: Optional[int] = -1) -> bytes:
         rec = self._rec

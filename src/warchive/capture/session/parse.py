@@ -4,12 +4,16 @@ Rules a reader keeps (docs/format.md, "Session journals"): the first line is the
 version line; an entry is complete only with its line feed (a torn last line is
 ignored); a blank line is no entry; a line that is not a JSON object anywhere but
 at the end is damage: ``SessionFormatError`` (file, byte offset), or a
-``SessionWarning`` and the line skipped with ``skip_errors=True``. This module
-must not group entries into records: ``record`` and ``reader`` do.
+``SessionWarning`` and the line skipped with ``skip_errors=True``. A line that is
+not UTF-8 is no JSON object either (RFC 8259): it is damage too, found here, though
+msgspec's decoder of heads skips the fields it does not read without looking at
+their bytes. This module must not group entries into records: ``record`` and
+``reader`` do.
 """
 
 from __future__ import annotations
 
+import codecs
 import gc
 from array import array
 from contextlib import contextmanager
@@ -74,12 +78,30 @@ def parse_journal(path: str, data: bytes, start: int = 0, *, skip_errors: bool =
         info = check_version_line(path, lines[0])
         pos0 = start + len(lines[0]) + 1
         del lines[0]
+    if not _utf8(data, pos0, end):
+        return _parse_slow(path, info, lines, pos0, torn, end, skip_errors)
     with gc_paused():
         try:
             heads = list(map(decode_head_strict, lines))
         except (msgspec.DecodeError, msgspec.ValidationError):
             return _parse_slow(path, info, lines, pos0, torn, end, skip_errors)
     return Parsed(info, lines, heads, None, torn, end, pos0)
+
+
+UTF8_CHUNK = 1 << 20
+
+
+def _utf8(data: bytes, start: int, end: int) -> bool:
+    """Are data[start:end] UTF-8? Checked a MiB at a time (no copy of the whole journal)."""
+    dec = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for p in range(start, end, UTF8_CHUNK):
+            dec.decode(view[p:min(p + UTF8_CHUNK, end)])
+        dec.decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _parse_slow(path: str, info: Optional[Dict[str, Any]], body: List[bytes], pos: int, torn: int, end: int,
@@ -90,8 +112,9 @@ def _parse_slow(path: str, info: Optional[Dict[str, Any]], body: List[bytes], po
     positions = array("q")
     for line in body:
         try:
+            line.decode("utf-8")
             h = decode_head(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as x:
+        except (UnicodeDecodeError, msgspec.DecodeError, msgspec.ValidationError) as x:
             if line.strip():  # a blank line is no entry (and no damage)
                 damaged(path, pos, line, str(x), skip_errors)
             pos += len(line) + 1
