@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from functools import lru_cache
 from typing import List, Optional, Tuple
 
 import atheris
@@ -36,6 +35,7 @@ from cdxj_indexer.main import main as cdxj_indexer_main
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 import warcgen
+from robots_ref import reference_match
 from surt_oracle import no_dns, reference
 from tests.fuzz.formats import TMP
 from warchive import surt as ws
@@ -222,23 +222,6 @@ def fuzz_diff_surt(data: bytes) -> None:
 
 
 # ------------------------------------------------------------------ robots.txt rules
-
-@lru_cache(maxsize=4096)
-def reference_match(pattern: str, path: str) -> bool:
-    """RFC 9309 2.2.3 read literally: '*' is any run, a final '$' anchors the end."""
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-
-    @lru_cache(maxsize=None)
-    def rec(i: int, j: int) -> bool:
-        if i == len(body):
-            return j == len(path) if anchored else True
-        if body[i] == "*":
-            return any(rec(i + 1, k) for k in range(j, len(path) + 1))
-        return j < len(path) and path[j] == body[i] and rec(i + 1, j + 1)
-
-    return rec(0, 0)
-
 
 def reference_allowed(rules: List[Tuple[bool, str]], path: str) -> bool:
     """RFC 9309 2.2.2: the matching rule with the most octets decides, allow on a tie; none: allowed."""

@@ -14,6 +14,7 @@ import sys
 
 import pytest
 
+from robots_ref import reference_match
 from warchive.capture.robots import RobotsTxt, normalize_path, product_token, robots_url, url_path
 from warchive.capture.robots_cache import FOUND, UNAVAILABLE, UNREACHABLE, RobotsCache
 from warchive.capture.robots_meta import meta_robots, page_directives, x_robots_tag
@@ -707,21 +708,6 @@ def test_cli_prints_allowed_or_disallowed(tmp_path):
 # ---- the matcher against a brute-force reference
 
 
-def _reference_match(pattern: str, path: str) -> bool:
-    """RFC 9309 2.2.3 read literally: '*' is any run, a final '$' anchors the end; tried at every split."""
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-
-    def rec(i: int, j: int) -> bool:
-        if i == len(body):
-            return j == len(path) if anchored else True
-        if body[i] == "*":
-            return any(rec(i + 1, k) for k in range(j, len(path) + 1))
-        return j < len(path) and path[j] == body[i] and rec(i + 1, j + 1)
-
-    return rec(0, 0)
-
-
 from hypothesis import example, given, settings, strategies as st  # noqa: E402
 
 _alpha = st.text(alphabet="ab*", max_size=6)
@@ -735,7 +721,7 @@ def test_rule_matching_equals_the_brute_force_reading(body, anchored, path):
     from warchive.capture.robots import Rule
 
     pattern = "/" + body + ("$" if anchored else "")
-    assert Rule(pattern, False).matches("/" + path) == _reference_match(pattern, "/" + path)
+    assert Rule(pattern, False).matches("/" + path) == reference_match(pattern, "/" + path)
 
 
 def test_star_user_agent_needs_to_stand_alone():
