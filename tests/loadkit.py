@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import signal
 import socket
@@ -26,8 +25,6 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from warcgen import w_http, write_warc
-
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Each thread cycles through the paths from its own start; answers are counted by class per
 # thread (globals, read back with thread:get) and summed in done().
@@ -98,9 +95,8 @@ def run_wrk(base: str, paths: Sequence[str], seconds: float, conns: int, work: P
 def serve(root: Path, *args: str, log: Optional[List[str]] = None) -> Iterator[Tuple[str, int]]:
     """``warchive serve --root ROOT`` on 127.0.0.1, a free port, no access log: (base URL, pid).
     What it says on stderr goes into ``log``. Stopped (SIGINT, then SIGKILL) on exit."""
-    env = dict(os.environ, PYTHONPATH=str(SRC))
     proc = subprocess.Popen([sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", "0",
-                             "--no-access-log", *args], env=env, stdout=subprocess.DEVNULL,
+                             "--no-access-log", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
