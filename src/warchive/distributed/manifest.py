@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Callable, Dict, Iterable, Optional
 
 from ..durable import AtomicOutput
 
@@ -52,6 +52,18 @@ def reusable(path: str, key: str, files: Iterable[str] = ()) -> Optional[Dict[st
     for name in list(files) + list(m.get("files", [])):
         if not os.path.exists(os.path.join(d, name)):
             return None
+    return m
+
+
+def once(path: str, key: str, run: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+    """The manifest of task `key` at `path`: the one there if `reusable`, else `run()`'s body
+    published; "ran" in it says whether the task ran now (a rerun's finished tasks are skipped)."""
+    done = reusable(path, key)
+    if done is not None:
+        done["ran"] = False
+        return done
+    m = publish(path, key, run())
+    m["ran"] = True
     return m
 
 

@@ -127,26 +127,22 @@ def map_task(spec: Dict[str, Any], splits: List[bytes], options: Dict[str, Any],
     ran already with this key; returns the manifest, with "ran" saying whether it ran now."""
     name = spec["name"]
     mpath = os.path.join(directory, name + ".json")
-    done = manifest.reusable(mpath, key)
-    if done is not None:
-        done["ran"] = False
-        return done
-    rdir = os.path.join(directory, name)
-    os.makedirs(rdir, exist_ok=True)
-    messages: List[str] = []
-    sorter = LineSorter(MAP_MEM_LIMIT, tmpdir=rdir)
-    splitter = _Splitter(rdir, splits)
-    try:
-        got = _index_range(spec, sorter.add, messages, options)
-        sorter.finish(splitter.write)
-        splitter.commit()
-    except BaseException:
-        splitter.abort()
-        raise
-    ranges = {str(k): c for k, c in splitter.counts.items()}
-    body = dict(got, name=name, ranges=ranges, messages=messages, bytes=spec["cost"],
-                files=[os.path.join(name, run_name(int(k))) for k in ranges], path=spec["path"],
-                start=spec["start"], stop=spec["stop"])
-    m = manifest.publish(mpath, key, body)
-    m["ran"] = True
-    return m
+    def run() -> Dict[str, Any]:
+        rdir = os.path.join(directory, name)
+        os.makedirs(rdir, exist_ok=True)
+        messages: List[str] = []
+        sorter = LineSorter(MAP_MEM_LIMIT, tmpdir=rdir)
+        splitter = _Splitter(rdir, splits)
+        try:
+            got = _index_range(spec, sorter.add, messages, options)
+            sorter.finish(splitter.write)
+            splitter.commit()
+        except BaseException:
+            splitter.abort()
+            raise
+        ranges = {str(k): c for k, c in splitter.counts.items()}
+        return dict(got, name=name, ranges=ranges, messages=messages, bytes=spec["cost"],
+                     files=[os.path.join(name, run_name(int(k))) for k in ranges], path=spec["path"],
+                     start=spec["start"], stop=spec["stop"])
+
+    return manifest.once(mpath, key, run)

@@ -68,28 +68,24 @@ def _write_lengths(src: str, dst: str) -> None:
 def merge_task(k: int, runs: Sequence[str], directory: str, key: str, lengths: bool) -> Dict[str, Any]:
     """Merge the runs of key range k into its part (unless done with this key); the manifest."""
     mpath = os.path.join(directory, f"p{k:05d}.json")
-    done = manifest.reusable(mpath, key)
-    if done is not None:
-        done["ran"] = False
-        return done
-    path = os.path.join(directory, part_name(k))
-    if runs:
-        merge_files(list(runs), path, tmpdir=directory)
-    else:
-        with AtomicOutput(path):
-            pass
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(4 << 20), b""))
-    files = [part_name(k)]
-    if lengths:
-        _write_lengths(path, os.path.join(directory, lengths_name(k)))
-        files.append(lengths_name(k))
-    body = {"range": k, "lines": lines, "bytes": size, "headers": _headers(path), "files": files,
-            "runs": len(runs)}
-    m = manifest.publish(mpath, key, body)
-    m["ran"] = True
-    return m
+    def run() -> Dict[str, Any]:
+        path = os.path.join(directory, part_name(k))
+        if runs:
+            merge_files(list(runs), path, tmpdir=directory)
+        else:
+            with AtomicOutput(path):
+                pass
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(4 << 20), b""))
+        files = [part_name(k)]
+        if lengths:
+            _write_lengths(path, os.path.join(directory, lengths_name(k)))
+            files.append(lengths_name(k))
+        return {"range": k, "lines": lines, "bytes": size, "headers": _headers(path), "files": files,
+                "runs": len(runs)}
+
+    return manifest.once(mpath, key, run)
 
 
 def span_lines(parts: Sequence[Dict[str, Any]], a: int, b: int, kept: bool) -> Iterator[bytes]:
@@ -119,17 +115,14 @@ def segment_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], direc
                  options: Dict[str, Any]) -> Dict[str, Any]:
     """The blocks that start in part k, lines span[0]..span[1]-1, as the small segment s<k>.seg."""
     mpath = os.path.join(directory, f"s{k:05d}.json")
-    done = manifest.reusable(mpath, key)
-    if done is not None:
-        done["ran"] = False
-        return done
-    name = f"s{k:05d}.seg"
-    counts = write_segment(span_lines(parts, span[0], span[1], kept=False), os.path.join(directory, name),
-                           source=f"key range {k}", **options)
-    m = manifest.publish(mpath, key, {"range": k, "span": span, "files": [name], "blocks": counts["blocks"],
-                                      "lines": counts["lines"]})
-    m["ran"] = True
-    return m
+    def run() -> Dict[str, Any]:
+        name = f"s{k:05d}.seg"
+        counts = write_segment(span_lines(parts, span[0], span[1], kept=False), os.path.join(directory, name),
+                               source=f"key range {k}", **options)
+        return {"range": k, "span": span, "files": [name], "blocks": counts["blocks"],
+                "lines": counts["lines"]}
+
+    return manifest.once(mpath, key, run)
 
 
 def zipnum_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], directory: str, key: str,
@@ -138,25 +131,22 @@ def zipnum_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], direct
     of lines_per_block) as gzip members back to back in z<k>.gz; the manifest lists each block's
     first line (base64), compressed length and uncompressed bytes."""
     mpath = os.path.join(directory, f"z{k:05d}.json")
-    done = manifest.reusable(mpath, key)
-    if done is not None:
-        done["ran"] = False
-        return done
-    name = f"z{k:05d}.gz"
-    compress = block_compressor(compressor, level)
-    blocks: List[List[Any]] = []
-    with AtomicOutput(os.path.join(directory, name)) as out:
-        block: List[bytes] = []
-        for line in span_lines(parts, span[0], span[1], kept=True):
-            block.append(line)
-            if len(block) == lines_per_block:
+    def run() -> Dict[str, Any]:
+        name = f"z{k:05d}.gz"
+        compress = block_compressor(compressor, level)
+        blocks: List[List[Any]] = []
+        with AtomicOutput(os.path.join(directory, name)) as out:
+            block: List[bytes] = []
+            for line in span_lines(parts, span[0], span[1], kept=True):
+                block.append(line)
+                if len(block) == lines_per_block:
+                    blocks.append(_put_block(out, block, compress))
+                    block = []
+            if block:
                 blocks.append(_put_block(out, block, compress))
-                block = []
-        if block:
-            blocks.append(_put_block(out, block, compress))
-    m = manifest.publish(mpath, key, {"range": k, "span": span, "files": [name], "blocks": blocks})
-    m["ran"] = True
-    return m
+        return {"range": k, "span": span, "files": [name], "blocks": blocks}
+
+    return manifest.once(mpath, key, run)
 
 
 def _put_block(out: AtomicOutput, block: List[bytes], compress: Any) -> List[Any]:

@@ -222,7 +222,7 @@ class _BlockGate:
     far) to feed now; 0 when ``data`` does not reach the end of the next block."""
 
     def __init__(self) -> None:
-        self.next: Optional[int] = None   # offset of the next block header from the feed point
+        self.in_blocks = False            # the frame header was fed: each feed starts at a block header
         self.last = False                 # the last block has been passed
         self.tail = 0                     # the checksum after the last block
 
@@ -239,8 +239,8 @@ class _BlockGate:
         return 5 + (0 if single else 1) + did + fcs
 
     def feedable(self, data: bytes, final: bool = False) -> int:
-        pos = self.next
-        if pos is None:
+        pos = 0
+        if not self.in_blocks:
             pos = self._header_size(data)
             if pos == 0:
                 return len(data) if final else 0
@@ -265,5 +265,5 @@ class _BlockGate:
                 ok = min(len(data), end + self.tail)
                 break
         if ok:
-            self.next = 0   # the next feed starts at a block header (or, past the last, is let through)
+            self.in_blocks = True   # the next feed starts at a block header (or, past the last, is let through)
         return ok
