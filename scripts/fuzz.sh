@@ -14,6 +14,7 @@
 # overflow or undefined behaviour in a kernel aborts with a report (crash-* in build/fuzz-artifacts/).
 # libFuzzer prints cov:/ft: as it goes and, with -print_final_stats=1 (always given), the count
 # of inputs run and the time at the end. Extra flags go to libFuzzer (e.g. -max_total_time=600).
+# REFRESH=0 skips the refresh of .venv-asan (for several runs at once over one build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -54,7 +55,7 @@ fi
 if [ ! -x "$ASAN_VENV/bin/python" ]; then
   CC=clang CXX=clang++ CMAKE_DEFINES="$DEFINES" VENV="$ASAN_VENV" BROWSER=0 bash scripts/setup.sh test
   "$ASAN_VENV/bin/python" -m pip install -q scikit-build-core "cython>=3.0.10" "cython-cmake>=0.2"
-else   # the worktree's code into the sanitized venv (in its build directory: CMake rebuilds what changed)
+elif [ "${REFRESH:-1}" != 0 ]; then   # the worktree's code into the sanitized venv (in its build directory: CMake rebuilds what changed)
   CC=clang CXX=clang++ "$ASAN_VENV/bin/python" -m pip install -q --no-deps --no-build-isolation --force-reinstall \
     -Cbuild-dir="build/$(basename "$ASAN_VENV")" $(for d in $DEFINES; do echo "-Ccmake.define.$d"; done) .
 fi
