@@ -46,11 +46,15 @@ fi
 
 ASAN_VENV=${ASAN_VENV:-.venv-asan}
 DEFINES="WARCHIVE_SANITIZE=ON WARCHIVE_FUZZ=ON"
-if ! command -v clang >/dev/null; then
+# clang and its sanitizer runtimes (libclang-rt-*-dev: without it -fsanitize=address cannot link,
+# and --no-install-recommends leaves it out)
+if ! command -v clang >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.asan_static-*.a" >/dev/null; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  echo "[fuzz] apt-get install clang"
+  echo "[fuzz] apt-get install clang libclang-rt-dev"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang >/dev/null
+  v=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "libclang-rt-$v-dev" >/dev/null
 fi
 if [ ! -x "$ASAN_VENV/bin/python" ]; then
   CC=clang CXX=clang++ CMAKE_DEFINES="$DEFINES" VENV="$ASAN_VENV" BROWSER=0 bash scripts/setup.sh test
