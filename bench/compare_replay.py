@@ -69,8 +69,8 @@ def build(corpus: Path, work: Path) -> Tuple[Path, Path, List[dict]]:
     for w in warcs:
         os.symlink(w, proot / "collections" / "coll" / "archive" / Path(w).name)
     cdxj = proot / "collections" / "coll" / "indexes" / "index.cdxj"
-    subprocess.run([sys.executable, "-m", "warchive", "index", "-p", "--sort", "-o", str(cdxj), *warcs], check=True,
-                   env=dict(os.environ, PYTHONPATH=str(REPO / "src")))
+    # the installed warchive (src/ holds no compiled kernels unless built in place)
+    subprocess.run([sys.executable, "-m", "warchive", "index", "-p", "--sort", "-o", str(cdxj), *warcs], check=True)
     (proot / "config.yaml").write_text(json.dumps({"collections_root": "collections", "framed_replay": True,
                                                    "redirect_to_exact": True}))
     caps = []
@@ -102,7 +102,7 @@ def server(kind: str, root: Path) -> Iterator[str]:
     if kind == "warchive":
         cmd = [sys.executable, "-m", "warchive", "serve", "--root", str(root), "--port", str(port),
                "--redirect-to-exact"]
-        env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+        env = dict(os.environ)
         cwd = None
     else:
         cmd = [str(REPO / ".venv-pywb" / "bin" / "wayback"), "-p", str(port), "-b", "127.0.0.1"]
@@ -157,7 +157,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--rows", default="abcd", help="the rows to run, by letter (default: abcd, all)")
     args = ap.parse_args(argv)
-    sys.path.insert(0, str(REPO / "src"))
     work = Path(tempfile.mkdtemp(prefix="compare-replay-"))
     load = os.getloadavg()
     bad: List[str] = []

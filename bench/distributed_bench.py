@@ -1,6 +1,6 @@
 """Benchmark: warchive.distributed on 1 and 2 worker processes over the benchmark corpus.
 
-    PYTHONPATH=src python bench/distributed_bench.py [CORPUS] [--ranges N] [--pairs N] [-o RESULTS.txt]
+    .venv/bin/python bench/distributed_bench.py [CORPUS] [--ranges N] [--pairs N] [-o RESULTS.txt]
 
 Runs are paired (1 worker, 2 workers, 1, 2, ...: the machine is shared and noisy) and each
 output is checked byte for byte against the single-machine one (`warchive index --sort`,

@@ -6,7 +6,7 @@ and the bytes on disk against the originals; and reading from the store as index
 (CaptureLoader.load of an index line, the payload read: what replay's id_ does before HTTP) from the
 store beside the plain files, in records/s.
 
-    PYTHONPATH=src python bench/store_compare.py [WARC...]   (default: /work/corpus/*.warc.gz)
+    .venv/bin/python bench/store_compare.py [WARC...]   (default: /work/corpus/*.warc.gz)
 
 Each figure is the best of ``--repeat`` runs (default 3), files in the page cache (the first run
 reads them once). MB are 10^6 bytes of the original files. Every get is checked against the

@@ -1,7 +1,7 @@
 """`warchive wacz create` and WACZ import on the benchmark corpus, beside zipping the same files with Python's
 zipfile (stored entries, the floor of any WACZ writer in Python).
 
-    PYTHONPATH=src python bench/wacz_compare.py [--corpus /work/corpus] [--out bench/results/wacz-DATE.txt]
+    .venv/bin/python bench/wacz_compare.py [--corpus /work/corpus] [--out bench/results/wacz-DATE.txt]
 
 The corpus's WARCs are first added to a collection (not timed). Each row is timed three times (best kept):
 create (index merge, pages, every WARC copied with CRC-32 and SHA-256, datapackage); zipfile.ZipFile

@@ -1,6 +1,7 @@
 """Run fuzz harnesses until each has run N inputs, in chunks, and log what libFuzzer reports.
 
     python scripts/fuzz_long.py [--inputs 1000000] [--chunk 1800] [--sanitize] [--log FILE] NAME...
+    python scripts/fuzz_long.py --report [--log FILE]
 
 For each NAME in turn: ``scripts/fuzz.sh [--sanitize] NAME`` with ``-max_total_time=CHUNK``
 (REFRESH=0: the sanitized venv is built once, before, by ``scripts/fuzz.sh --sanitize NAME 1``)
@@ -12,7 +13,8 @@ benchmark can have the machine to itself: libFuzzer's -timeout is wall-clock tim
 a running fuzzer (SIGSTOP) would report every input it held as a hang. A chunk that ends with
 an exit status other than 0 (a crash, a timeout) stops that harness: its artifact is in
 build/fuzz-artifacts/NAME/. One JSON line per chunk goes to the log; ``--report`` prints the
-per-harness table of a log.
+per-harness table of a log. Several of these (one a core) can share one list of NAMEs: each
+harness is claimed by the first to reach it (build/fuzz-claims/NAME).
 """
 
 from __future__ import annotations
@@ -118,7 +120,13 @@ def main(argv: List[str]) -> int:
         print(report(log))
         return 0
     log.parent.mkdir(parents=True, exist_ok=True)
+    claims = log.parent / "fuzz-claims"
+    claims.mkdir(exist_ok=True)
     for n in a.names:
+        try:
+            (claims / n).mkdir()   # atomic: another lane over the same list has it
+        except FileExistsError:
+            continue
         run_harness(n, a.inputs, a.chunk, a.sanitize, log, Path(a.pause))
     return 0
 
