@@ -47,7 +47,7 @@ from .segment import Segment
 from .sources import collection_name, index_files, open_source, source_kind, source_name
 
 __all__ = ["ALIASES", "CDX_FORMATS", "Answer", "Capture", "Engine", "Index", "NamedSource", "Origin", "Query",
-           "QueryError", "Result", "key_range", "params_from", "parse_line", "parse_query_string"]
+           "QueryError", "Result", "closest_first", "key_range", "params_from", "parse_line", "parse_query_string"]
 
 DEFAULT_LIMIT = 100000
 # A limit past this many lines (either sign) means "all" anyway; cut to it, so that an absurd
@@ -465,6 +465,18 @@ def sort_closest(caps: Iterable[Capture], closest: str, limit: int) -> List[Capt
     if limit < 0:
         return out[limit:]
     return out[:limit]
+
+
+def closest_first(caps: Sequence[Capture], closest: str) -> List[Capture]:
+    """The captures of one url as an exact query lists them (fewer than DEFAULT_LIMIT), in the
+    order the same query with ``closest`` answers (the quick path's sort, or the pipeline's
+    where a line may name its own timestamp): so that a caller who needs both orders asks once."""
+    if len(caps) <= 1:
+        return list(caps)
+    if any(may_rename_timestamp(c.line) for c in caps):
+        return sort_closest(caps, closest, DEFAULT_LIMIT)
+    target = timestamp_seconds(closest)
+    return sorted(caps, key=lambda c: abs(target - timestamp_seconds(c.timestamp)))
 
 
 def reverse_limit(caps: Iterable[Capture], limit: int) -> List[Capture]:

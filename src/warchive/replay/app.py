@@ -437,7 +437,11 @@ class ReplayApp:
 
 _RANGE = re.compile(r"([0-9]+)(\*([0-9]*))?/")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_CTL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+# the control characters but tab, as spaces (a byte table: one pass over the encoded value)
+_CTL_TO_SPACE = bytes(32 if (c < 32 and c != 9) or c == 127 else c for c in range(256))
+
+
+_NAMES: Dict[str, Optional[bytes]] = {}   # header names seen, as sent (None: no token, dropped)
 
 
 def _wire_field(name: str, value: str) -> Optional[Tuple[bytes, bytes]]:
@@ -445,9 +449,15 @@ def _wire_field(name: str, value: str) -> Optional[Tuple[bytes, bytes]]:
     CR, a folded line) or a name that is no token; sent as they are, they would split the head
     (header injection, response splitting) or make the server fail. Such a name is dropped, such
     characters become spaces; characters past Latin-1 become '?' (docs/security.md)."""
-    if not _TOKEN.fullmatch(name):
+    try:
+        wire = _NAMES[name]
+    except KeyError:
+        wire = name.encode("ascii") if _TOKEN.fullmatch(name) else None
+        if len(_NAMES) < 4096:
+            _NAMES[name] = wire
+    if wire is None:
         return None
-    return name.encode("ascii"), _CTL.sub(" ", value).encode("latin-1", "replace")
+    return wire, value.encode("latin-1", "replace").translate(_CTL_TO_SPACE)
 
 
 def _html(status: int, body: bytes, extra: Optional[List[Tuple[str, str]]] = None) -> Reply:

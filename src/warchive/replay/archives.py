@@ -23,7 +23,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -42,6 +42,7 @@ Member = Tuple[str, int, int]
 OPEN_SUFFIX = ".open"   # a WARC file being written (warchive.warc.warcfile): NAME.open, then NAME
 STORE_FILES = 16        # stored files kept open (each holds its chunk files' descriptors)
 STORE_CACHE = 2 << 20   # fragment cache of each: a record is read in one piece, so little is read twice
+PATHS_KEPT = 4096       # filenames whose paths are remembered (then all are looked up afresh)
 
 
 class ArchiveFileNotFound(CaptureNotFound):
@@ -123,10 +124,26 @@ class Archives:
         self._files: "OrderedDict[Tuple[str, str], StoreFile]" = OrderedDict()
         self._found: Dict[Tuple[str, str], str] = {}   # (store, filename) -> its store:// URL
         self._lock = threading.Lock()
+        self._paths: Dict[str, str] = {}   # filename -> path() found (the same names, request after request)
 
     def path(self, filename: str) -> str:
         """The file ``filename`` names in the first directory that has it, else
-        ``store://STORE/NAME`` of the first store that holds it."""
+        ``store://STORE/NAME`` of the first store that holds it. Remembered (a few thousand
+        names): ``open`` looks again when the file is gone from there (``forget``)."""
+        found = self._paths.get(filename)
+        if found is not None:
+            return found
+        p = self._find(filename)
+        if len(self._paths) >= PATHS_KEPT:
+            self._paths.clear()
+        self._paths[filename] = p
+        return p
+
+    def forget(self, filename: str) -> None:
+        """Look ``filename`` up again next time (its file was not where it was found)."""
+        self._paths.pop(filename, None)
+
+    def _find(self, filename: str) -> str:
         check_filename(filename)
         if not self.dirs and not self.stores:
             raise ArchiveFileNotFound(f"{filename}: no archive directory to look in (give archive_paths, "
@@ -180,17 +197,15 @@ class Archives:
         if filename in self.members:
             return self._open_member(filename, offset, length)
         path = self.path(filename)
-        with ExitStack() as on_error:
-            try:
-                it = ArchiveIterator(self._source(path), offset=offset, window=RECORD_WINDOW, length=length,
-                                     name=path)
-            except FileNotFoundError:
-                if not path.endswith(OPEN_SUFFIX):
-                    raise
-                # the writer closed it (NAME.open renamed NAME) between looking and opening
-                path = self.path(filename)
-                it = ArchiveIterator(path, offset=offset, window=RECORD_WINDOW, length=length)
-            on_error.enter_context(it)
+        try:
+            it = ArchiveIterator(self._source(path), offset=offset, window=RECORD_WINDOW, length=length, name=path)
+        except FileNotFoundError:
+            # gone from where it was found: the writer closed it (NAME.open renamed NAME)
+            # between looking and opening, or it moved to another archive directory
+            self.forget(filename)
+            path = self.path(filename)
+            it = ArchiveIterator(self._source(path), offset=offset, window=RECORD_WINDOW, length=length, name=path)
+        try:
             rec = next(iter(it), None)
             if rec is None:
                 raise RecordFormatError(path, offset, "no record starts here",
@@ -198,7 +213,9 @@ class Archives:
             if rec.offset != offset:
                 raise RecordFormatError(path, offset, f"the record found starts at byte {rec.offset}",
                                         "the index does not match the file: index it again")
-            on_error.pop_all()
+        except BaseException:
+            it.close()
+            raise
         return OpenRecord(it, rec, path, filename)
 
     def _open_member(self, filename: str, offset: int, length: Optional[int]) -> OpenRecord:

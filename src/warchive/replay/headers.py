@@ -102,13 +102,15 @@ def rewrite_headers(http: Headers, rewriter: UrlRewriter, *, rewrite_body: bool 
     mode = head_mode(http, rewriter, rewrite_body=rewrite_body, accept_encoding=accept_encoding, prefix=prefix)
     out: List[Field] = []
     for name, value in http.fields:
-        out += rewrite_field(name, value, mode, rewriter)
+        if name.lower() in RULES:
+            out += rewrite_field(name, value, mode, rewriter)
+        else:   # (most fields: kept as they are)
+            out.append((name, value))
     if rewriter.page.modifier == "sw_":   # a service worker may control the archived origin only
         parts = urlsplit(rewriter.page.url)
         out.append(("Service-Worker-Allowed", rewriter.rewrite(f"{parts.scheme}://{parts.netloc}/", "mp_")))
-    has_length = any(k.lower() == "content-length" for k, _ in http.fields)
     return RewrittenHead(Headers(http.protocol, http.statusline, out), mode.dechunk, mode.decode,
-                         recompute_length=has_length and not mode.keep_length or mode.content_rw or mode.dechunk)
+                         recompute_length=mode.has_length and not mode.keep_length or mode.content_rw or mode.dechunk)
 
 
 class HeadMode(NamedTuple):
@@ -124,6 +126,7 @@ class HeadMode(NamedTuple):
     dechunk: bool
     keep_length: bool
     prefix: str = ORIG_PREFIX
+    has_length: bool = False   # the head has a Content-Length
 
 
 def head_mode(http: Headers, rewriter: UrlRewriter, *, rewrite_body: bool = False,
@@ -147,7 +150,8 @@ def head_mode(http: Headers, rewriter: UrlRewriter, *, rewrite_body: bool = Fals
     content_rw = rewrite_body or decode is not None
     value = next(iter(lengths)) if len(lengths) == 1 else ""
     keep_length = not (content_rw or dechunk) and value.isdigit() and value.isascii()
-    return HeadMode(rewriter.page.modifier not in NO_URL_REWRITE, decode, content_rw, dechunk, keep_length, prefix)
+    return HeadMode(rewriter.page.modifier not in NO_URL_REWRITE, decode, content_rw, dechunk, keep_length, prefix,
+                    bool(lengths))
 
 
 def rewrite_field(name: str, value: str, mode: HeadMode, rewriter: UrlRewriter) -> List[Field]:

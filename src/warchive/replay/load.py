@@ -42,13 +42,12 @@ from __future__ import annotations
 import functools
 import glob
 import os
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ArchiveError, CaptureNotFound, CaptureUnavailable, ReadError, RecordFormatError
 from ..index.capture import Capture
-from ..index.query import Index, QueryError, parse_line
+from ..index.query import DEFAULT_LIMIT, Index, QueryError, closest_first, parse_line
 from ..index.rix import RECORD_INDEX_EXT, RecordIndex, unbracket
 from ..warc.digest import Digest
 from ..warc.headers import Headers
@@ -216,9 +215,13 @@ class CaptureLoader:
         """The capture an index line (or dict) names, resolved. With ``request_url``, a 3xx
         capture whose Location is that URL raises SelfRedirect (as pywb's replay checks)."""
         f = capture_fields(cdx)
-        with ExitStack() as opened:   # every record this load opens: closed here if it fails
+        opened = _Opened()   # every record this load opens: closed here if it fails
+        try:
             res = self._resolve(f, opened)
             cap = self._build(f, res, opened, dechunk, decompress)
+        except BaseException:
+            opened.close()
+            raise
         if request_url is not None:
             try:
                 check_self_redirect(request_url, f, cap)
@@ -228,16 +231,21 @@ class CaptureLoader:
         return cap
 
     def load_closest(self, url: str, timestamp: str, *, fuzzy: bool = True, dechunk: bool = True,
-                     decompress: bool = False) -> LoadedCapture:
+                     decompress: bool = False, captures: Optional[Sequence[Capture]] = None) -> LoadedCapture:
         """The capture of ``url`` closest to ``timestamp`` that loads, as pywb's replay picks it:
         the captures of an exact query (and its fuzzy fallback) in closest order, each tried
-        until one loads; self-redirects are skipped. ``.skipped`` says what was passed over."""
+        until one loads; self-redirects are skipped. ``.skipped`` says what was passed over.
+        ``captures``: the answer to the exact query of ``url`` (index order) when the caller has
+        it already (a server that also shows the URL's timeline): not asked again."""
         if self.index is None:
             raise CaptureNotFound(f"{url}: no index to look it up in")
-        params: Dict[str, Any] = {"closest": timestamp, "matchType": "exact"}
-        if not fuzzy:
-            params["allowFuzzy"] = "false"
-        caps = self.index.query(url, **params)
+        if captures and len(captures) < DEFAULT_LIMIT:
+            caps = closest_first(captures, timestamp)
+        else:
+            params: Dict[str, Any] = {"closest": timestamp, "matchType": "exact"}
+            if not fuzzy:
+                params["allowFuzzy"] = "false"
+            caps = self.index.query(url, **params)
         if not caps:
             raise CaptureNotFound(f"{url}: no capture in the index")
         skipped: List[Tuple[Mapping[str, Any], str]] = []
@@ -265,21 +273,20 @@ class CaptureLoader:
             f"{url}: none of its {len(caps)} captures near {timestamp} could be loaded: {why}{more}")
 
     # -- resolution
-    def _open(self, opened: ExitStack, filename: str, offset: Any, what: Mapping[str, Any]) -> OpenRecord:
+    def _open(self, opened: "_Opened", filename: str, offset: Any, what: Mapping[str, Any]) -> OpenRecord:
         """The record at ``offset`` of ``filename`` (``what`` names the capture in errors), closed
         with the other records of its load (``opened``)."""
         off = _int_field({"url": what.get("url"), "timestamp": what.get("timestamp"), "offset": offset}, "offset")
         o = self.archives.open(filename, off, _length(what.get("length")))
-        opened.callback(o.close)
+        opened.append(o.close)
         return o
 
-    def _resolve(self, f: Dict[str, Any], opened: ExitStack) -> _Resolution:
-        originals = Originals(self.index, self.record_indexes, functools.partial(self._open, opened))
+    def _resolve(self, f: Dict[str, Any], opened: "_Opened") -> _Resolution:
         filename = f.get("filename")
         if not filename or filename == "-":
             # no record of its own (an old-style revisit line): everything from the original,
             # as pywb's ResolvingLoader.__call__ means to (its WARCPathLoader crashes here)
-            orig, how = originals.find(f, None)
+            orig, how = self._originals(opened).find(f, None)
             return _Resolution(None, orig, "blank-filename, " + how)
         head = self._open(opened, str(filename), f.get("offset"), f)
         rec = head.rec
@@ -293,14 +300,17 @@ class CaptureLoader:
         if empty and http:
             return _Resolution(head, head, "empty-payload digest")
         try:
-            orig, how = originals.find(f, head)
+            orig, how = self._originals(opened).find(f, head)
         except OriginalNotFound:
             if empty:   # an empty revisit of the empty payload with nobody to take headers from
                 return _Resolution(head, head, "empty-payload digest")
             raise
         return _Resolution(head, orig, how)
 
-    def _open_segment(self, fname: str, offset: int, origin: str, opened: ExitStack) -> OpenRecord:
+    def _originals(self, opened: "_Opened") -> Originals:
+        return Originals(self.index, self.record_indexes, functools.partial(self._open, opened))
+
+    def _open_segment(self, fname: str, offset: int, origin: str, opened: "_Opened") -> OpenRecord:
         o = self._open(opened, fname, offset, {})
         if o.rec.type != "continuation" or unbracket(o.rec.headers.get("WARC-Segment-Origin-ID")) != origin:
             raise RecordFormatError(o.path, offset, f"not a continuation of <{origin}>",
@@ -308,7 +318,7 @@ class CaptureLoader:
         return o
 
     # -- the answer
-    def _build(self, f: Dict[str, Any], res: _Resolution, opened: ExitStack, dechunk: bool,
+    def _build(self, f: Dict[str, Any], res: _Resolution, opened: "_Opened", dechunk: bool,
                decompress: bool) -> LoadedCapture:
         payload = res.payload
         head = res.head
@@ -333,9 +343,9 @@ class CaptureLoader:
         else:
             records = [head.info("headers"), payload.info("payload")]
             head.close()   # its head is parsed; only the payload's stream stays open
-        origin = unbracket(payload.rec.record_id) or ""
-        segments = [self._open_segment(fn, off, origin, opened)
-                    for fn, off in continuations(payload, self.record_indexes)]
+        more = continuations(payload, self.record_indexes)
+        origin = (unbracket(payload.rec.record_id) or "") if more else ""
+        segments = [self._open_segment(fn, off, origin, opened) for fn, off in more]
         records += [s.info("segment") for s in segments]
         raw: Any = payload.rec.payload
         if segments:
@@ -343,7 +353,28 @@ class CaptureLoader:
         body = payload_stream(raw, payload.rec.http, dechunk=dechunk, decompress=decompress)
         warc_headers = (head or payload).rec.headers
         return LoadedCapture(dict(f), headers, warc_headers, body.stream, records, res.how, synthetic,
-                             body.transfer_decoded, body.content_decoded, [opened.pop_all().close])
+                             body.transfer_decoded, body.content_decoded, [opened.handed_over().close])
+
+
+class _Opened(List[Callable[[], None]]):
+    """The closers of the records one load opened (an ExitStack costs 3 us a load): ``close``
+    calls each, last first, all of them even when one raises (the first error is raised)."""
+
+    def close(self) -> None:
+        error: Optional[BaseException] = None
+        while self:
+            try:
+                self.pop()()
+            except BaseException as e:
+                error = error or e
+        if error is not None:
+            raise error
+
+    def handed_over(self) -> "_Opened":
+        """A new _Opened holding these closers (this one is left empty)."""
+        out = _Opened(self)
+        self.clear()
+        return out
 
 
 def _payload_of(o: OpenRecord) -> Any:

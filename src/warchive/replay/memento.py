@@ -101,8 +101,16 @@ class Timeline:
     __slots__ = ("captures", "_times")
 
     def __init__(self, captures: Iterable[CaptureLike]) -> None:
-        self.captures: List[CaptureLike] = sorted(captures, key=_timestamp)
-        self._times = [_timestamp(c) for c in self.captures]
+        caps = list(captures)
+        times = [_timestamp(c) for c in caps]
+        for i in range(1, len(times)):
+            if times[i] < times[i - 1]:   # (an index lists them in order: rarely sorted here)
+                order = sorted(range(len(caps)), key=times.__getitem__)
+                caps = [caps[k] for k in order]
+                times = [times[k] for k in order]
+                break
+        self.captures: List[CaptureLike] = caps
+        self._times = times
 
     def __len__(self) -> int:
         return len(self.captures)
@@ -215,21 +223,24 @@ def memento_link(timeline: Timeline, current: CaptureLike, prefix: str, *, repla
 # --------------------------------------------------------------------------- the heads of responses
 
 def memento_headers(timeline: Timeline, current: CaptureLike, rewriter: UrlRewriter, *, replay_mod: str = "mp_",
-                    warc_date: Optional[str] = None, timegate: bool = False) -> List[Field]:
+                    warc_date: Optional[str] = None, timegate: bool = False,
+                    content_location: bool = True) -> List[Field]:
     """The fields to append to the rewritten head of the memento ``current``, served for the
     request whose UrlRewriter is ``rewriter`` (prefix: the collection's full prefix; page: the
     request's archival URL): ``Memento-Datetime``, ``Link``, with ``timegate`` (a request
     without timestamp: the TimeGate answering 200 with the memento, RFC 7089 pattern 2.2)
     ``Vary: accept-datetime``, and ``Content-Location``, the memento's exact archival URL under
     the request's modifier, as pywb sends it on every memento. ``warc_date``: the WARC-Date of
-    the record served (its Memento-Datetime; default: the capture's timestamp)."""
+    the record served (its Memento-Datetime; default: the capture's timestamp). Without
+    ``content_location`` none is sent (pywb with redirect_to_exact: every memento is then exact)."""
     dt = warc_date_http_date(warc_date) if warc_date else http_date(_timestamp(current))
     out: List[Field] = [("Memento-Datetime", dt),
                         ("Link", memento_link(timeline, current, rewriter.full_prefix, replay_mod=replay_mod,
                                               memento_datetime=dt))]
     if timegate:
         out.append(("Vary", "accept-datetime"))
-    out.append(("Content-Location", rewriter.archival_url(_url(current), timestamp=_timestamp(current))))
+    if content_location:
+        out.append(("Content-Location", rewriter.archival_url(_url(current), timestamp=_timestamp(current))))
     return out
 
 

@@ -33,10 +33,11 @@ from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Mapping, Optio
 
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import ArchiveError, CaptureNotFound
+from ..errors import ArchiveError, CaptureNotFound, UrlError
 from ..index.capture import Capture
 from ..index.postbody import method_query
 from ..index.query import sort_closest
+from ..surt import surt
 from ..warc.content import decoded_stream, decodes
 from .client import client_insert
 from .collections import Served
@@ -169,6 +170,14 @@ class Replayer:
             caps.sort(key=lambda c: c.timestamp)
         return caps
 
+    def _timeline_of(self, served: Served, url: str, asked: Tuple[str, List[Capture]]) -> List[Capture]:
+        """Every capture of ``url``: the captures already found for the URL ``asked`` (with them)
+        when both URLs have one key (the same query), else asked of the index."""
+        lookup, caps = asked
+        if caps and (url == lookup or _key(url) == _key(lookup)):
+            return caps
+        return self._captures_of(served, url)
+
     # ------------------------------------------------------------------ a memento
     def _lookup_url(self, aurl: ArchivalUrl, req: Request) -> str:
         if req.method in ("POST", "PUT"):
@@ -193,22 +202,26 @@ class Replayer:
         if aurl.url.startswith(("http:", "https:")) and not urlsplit(aurl.url).path:
             return self._slash_redirect(aurl, full, rel)
         lookup = self._lookup_url(aurl, req)
+        # every capture of the URL, once: the closest that loads is served, and (when it is of
+        # the same key) they are its timeline for the Memento links
+        caps = self._captures_of(served, lookup)
         try:
             cap = served.loader.load_closest(lookup, timestamp or LATEST, fuzzy=self.config.fuzzy_match,
-                                             dechunk=True, decompress=False)
+                                             dechunk=True, decompress=False, captures=caps)
         except CaptureNotFound:
             if lookup != aurl.url:   # a POST never captured: its GET, as pywb falls back
                 cap = served.loader.load_closest(aurl.url, timestamp or LATEST, fuzzy=self.config.fuzzy_match)
+                caps = []
             else:
                 raise
         try:
-            return self._serve(served, aurl, cap, timestamp, is_timegate, req, rel, full)
+            return self._serve(served, aurl, cap, timestamp, is_timegate, req, rel, full, (lookup, caps))
         except BaseException:
             cap.close()
             raise
 
     def _serve(self, served: Served, aurl: ArchivalUrl, cap: LoadedCapture, timestamp: str, is_timegate: bool,
-               req: Request, rel: str, full: str) -> Reply:
+               req: Request, rel: str, full: str, asked: Tuple[str, List[Capture]] = ("", [])) -> Reply:
         cdx = cap.cdx
         cap_url = str(cdx.get("url") or aurl.url)
         cap_ts = str(cdx.get("timestamp") or "")
@@ -218,7 +231,7 @@ class Replayer:
                 and aurl.url.startswith(("http:", "https:"))):
             cap.close()
             return self._slash_redirect(aurl, full, rel)
-        caps = self._captures_of(served, cap_url) if self.config.enable_memento else []
+        caps = self._timeline_of(served, cap_url, asked) if self.config.enable_memento else []
         timeline = Timeline(caps)
         warc_date = cap.warc_headers.get("WARC-Date")
         if self.config.redirect_to_exact and (fuzzy or is_timegate or aurl.timestamp != cap_ts):
@@ -247,11 +260,9 @@ class Replayer:
             new_type = ctype.replace(mime_of(ctype), DEFAULT_CONTENT_TYPES[kind], 1)
             head = [(k, new_type if k.lower() == "content-type" else v) for k, v in head]
         if self.config.enable_memento:
-            mh = memento_headers(timeline, cdx, rewriter, replay_mod=self.replay_mod, warc_date=_valid(warc_date),
-                                 timegate=is_timegate)
-            if self.config.redirect_to_exact:   # (pywb: every memento is then exact, no Content-Location)
-                mh = [(k, v) for k, v in mh if k != "Content-Location"]
-            head += mh
+            # (with redirect_to_exact every memento is exact: no Content-Location, as pywb)
+            head += memento_headers(timeline, cdx, rewriter, replay_mod=self.replay_mod, warc_date=_valid(warc_date),
+                                    timegate=is_timegate, content_location=not self.config.redirect_to_exact)
         if modifier != "id_":
             head.append(("Content-Security-Policy", CSP))
             if not any(k.lower() == "referrer-policy" for k, _ in head):
@@ -331,6 +342,14 @@ class Replayer:
         head += [("Content-Range", f"bytes {start}-{end}/{total}"), ("Content-Length", str(end - start + 1)),
                  ("Accept-Ranges", "bytes")]
         return Reply(206, head, _exactly(payload, end - start + 1), close, capture)
+
+
+def _key(url: str) -> Optional[str]:
+    """The index key of ``url`` (None: it has none)."""
+    try:
+        return surt(url)
+    except UrlError:
+        return None
 
 
 def _is_script_fetch(req: Request) -> bool:

@@ -45,6 +45,14 @@ class Headers:
 
     def get(self, name: str, default: Optional[str] = None) -> Optional[str]:
         low = name.lower()
+        if name.isascii():
+            # a name of another length cannot match an ASCII one (only U+0130 changes length
+            # when lowered, into non-ASCII): most are passed over without lower()
+            n = len(name)
+            for k, v in self.fields:
+                if len(k) == n and k.lower() == low:
+                    return v
+            return default
         for k, v in self.fields:
             if k.lower() == low:
                 return v
@@ -52,6 +60,9 @@ class Headers:
 
     def get_all(self, name: str) -> List[str]:
         low = name.lower()
+        if name.isascii():
+            n = len(name)
+            return [v for k, v in self.fields if len(k) == n and k.lower() == low]
         return [v for k, v in self.fields if k.lower() == low]
 
     def __getitem__(self, name: str) -> str:

@@ -160,6 +160,10 @@ class ArchiveIterator:
         return found if found is not None else self._end_of(start)
 
     def close(self) -> None:
+        # the records generator refers to this iterator, and the current unit to its _extend:
+        # cycles only the garbage collector would free (with all they hold), were they not cut
+        self._iter.close()
+        self._unit = None
         self._reader.close()
 
     def __enter__(self) -> "ArchiveIterator":
@@ -185,6 +189,7 @@ class ArchiveIterator:
             self._gen += 1
             if rec is not None:
                 rec._it = None
+                rec._stream = None   # (it refers to rec: a cycle) no longer readable anyway
 
     def _next_record(self) -> Optional[Record]:
         self._gen += 1
