@@ -32,6 +32,7 @@ from ..store.layout import name_problem, store_url
 from ..store.storefile import StoreFile
 from ..store.urls import Stores, is_store_dir, is_store_url, split
 from ..warc.reader import ArchiveIterator, Record
+from ..warc.whole import WholeRecord, read_whole
 from ..warc.source import Source
 
 PathLike = Union[str, os.PathLike[str]]
@@ -86,7 +87,8 @@ class OpenRecord:
 
     __slots__ = ("it", "rec", "path", "filename")
 
-    def __init__(self, it: ArchiveIterator, rec: Record, path: str, filename: str) -> None:
+    def __init__(self, it: Optional[ArchiveIterator], rec: Union[Record, WholeRecord], path: str,
+                 filename: str) -> None:
         self.it: Optional[ArchiveIterator] = it
         self.rec = rec
         self.path = path
@@ -197,6 +199,13 @@ class Archives:
         if filename in self.members:
             return self._open_member(filename, offset, length)
         path = self.path(filename)
+        if length is not None and not is_store_url(path):
+            try:
+                whole = read_whole(path, offset, length)
+            except (ArchiveError, OSError):   # the iterator below says what is wrong, as it says it
+                whole = None
+            if whole is not None:   # (the common case: one plain record, its member read in one piece)
+                return OpenRecord(None, whole, path, filename)
         try:
             it = ArchiveIterator(self._source(path), offset=offset, window=RECORD_WINDOW, length=length, name=path)
         except FileNotFoundError:

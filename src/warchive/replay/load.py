@@ -352,7 +352,7 @@ class CaptureLoader:
             raw = Chain(raw, [functools.partial(_payload_of, s) for s in segments])
         body = payload_stream(raw, payload.rec.http, dechunk=dechunk, decompress=decompress)
         warc_headers = (head or payload).rec.headers
-        return LoadedCapture(dict(f), headers, warc_headers, body.stream, records, res.how, synthetic,
+        return LoadedCapture(f, headers, warc_headers, body.stream, records, res.how, synthetic,
                              body.transfer_decoded, body.content_decoded, [opened.handed_over().close])
 
 

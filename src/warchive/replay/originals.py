@@ -31,7 +31,7 @@ from ..index.query import Index
 from ..index.rix import RecordIndex, RixEntry, date_timestamp, unbracket
 from ..timestamps import timestamp_to_datetime
 from ..warc.digest import Digest
-from ..warc.reader import Record
+from ..warc.record import HeaderFields
 from .archives import OpenRecord
 
 MAX_CANDIDATES = 100        # originals tried per lookup, closest first
@@ -241,7 +241,7 @@ def _digest_filter(d: Digest) -> str:
     return "~digest:(?i)(?:[a-z0-9-]+:)?(?:" + d.base32.rstrip("=") + "=*|" + d.hex + ")$"
 
 
-def _fields_of(rec: Record) -> Dict[str, Any]:
+def _fields_of(rec: HeaderFields) -> Dict[str, Any]:
     return {"url": rec.target_uri, "timestamp": date_timestamp(rec.date) or "",
             "digest": rec.headers.get("WARC-Payload-Digest") or "-"}
 

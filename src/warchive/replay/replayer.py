@@ -85,7 +85,6 @@ class Reply:
     headers: List[Tuple[str, str]]
     body: Iterator[bytes] = field(default_factory=lambda: iter(()))
     close: Callable[[], None] = lambda: None
-    capture: Optional[Capture] = None
     frame: Optional[Dict[str, Any]] = None   # the top frame to render (pages.frame_page's arguments)
 
 
@@ -158,7 +157,7 @@ class Replayer:
                  "closest": closest, "content_url": content_prefix + str(ArchivalUrl(aurl.url, ts or "", "mp_")
                                                                           if ts else ArchivalUrl(aurl.url, "", "mp_")),
                  "full_prefix": full}
-        return Reply(200, headers, frame=frame, capture=closest)
+        return Reply(200, headers, frame=frame)
 
     def _captures_of(self, served: Served, url: str, fuzzy: bool = False) -> List[Capture]:
         """Every capture of ``url``, oldest first (with ``fuzzy``, pywb's fuzzy fallback's)."""
@@ -272,15 +271,13 @@ class Replayer:
                 head.append(("Referrer-Policy", "no-referrer-when-downgrade"))
         if self.config.sandboxed_frame:
             head.append(("Access-Control-Allow-Origin", "*"))   # the sandboxed frame's origin is opaque
-        capture = Capture.from_fields(cdx)
         if rng:
-            return self._range(head, payload, rng, cap.close, capture, None if rh.recompute_length else
-                               _declared_length(head))
+            return self._range(head, payload, rng, cap.close, None if rh.recompute_length else _declared_length(head))
         length = None if (rh.recompute_length or kind is not None) else _declared_length(head)
         head = [(k, v) for k, v in head if k.lower() != "content-length"]
         if length is not None:
             head.append(("Content-Length", str(length)))
-            return Reply(status, head, _exactly(payload, length), cap.close, capture)
+            return Reply(status, head, _exactly(payload, length), cap.close)
         if kind is None:
             out: Iterator[bytes] = _pieces(payload)
         else:
@@ -293,10 +290,10 @@ class Replayer:
             held.append(piece)
             size += len(piece)
             if size > BUFFER_REWRITTEN:   # too big to hold: streamed without a length
-                return Reply(status, head, _chain(held, out), cap.close, capture)
+                return Reply(status, head, _chain(held, out), cap.close)
         cap.close()
         head.append(("Content-Length", str(size)))
-        return Reply(status, head, iter(held), capture=capture)
+        return Reply(status, head, iter(held))
 
     def _to_exact(self, served: Served, cap: Mapping[str, Any], timeline: Timeline, modifier: str, full: str,
                   is_timegate: bool, warc_date: Optional[str]) -> Reply:
@@ -319,7 +316,7 @@ class Replayer:
         return client_insert(served.name, page, full, ts, self.config)
 
     def _range(self, head: List[Tuple[str, str]], payload: BinaryIO, rng: str,
-               close: Callable[[], None], capture: Capture, total: Optional[int]) -> Reply:
+               close: Callable[[], None], total: Optional[int]) -> Reply:
         m = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", rng)
         head = [(k, v) for k, v in head if k.lower() not in ("content-length", "content-range")]
         if total is None:
@@ -328,7 +325,7 @@ class Replayer:
             payload = io.BytesIO(data)
         if m is None or (not m.group(1) and not m.group(2)):
             head.append(("Content-Length", str(total)))
-            return Reply(200, head, _exactly(payload, total), close, capture)
+            return Reply(200, head, _exactly(payload, total), close)
         if m.group(1):
             start = int(m.group(1))
             end = min(int(m.group(2)), total - 1) if m.group(2) else total - 1
@@ -341,7 +338,7 @@ class Replayer:
         _skip(payload, start)
         head += [("Content-Range", f"bytes {start}-{end}/{total}"), ("Content-Length", str(end - start + 1)),
                  ("Accept-Ranges", "bytes")]
-        return Reply(206, head, _exactly(payload, end - start + 1), close, capture)
+        return Reply(206, head, _exactly(payload, end - start + 1), close)
 
 
 def _key(url: str) -> Optional[str]:

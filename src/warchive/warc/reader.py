@@ -1,21 +1,17 @@
 """Iterate the records of WARC and ARC files: plain, gzip (member per record, or one member for
 the whole file) and Zstandard (.warc.zst); from paths, open files or streams.
 
-Offsets and lengths are warcio's: for gzip the start of the member and its
-compressed size; for plain files the record's first byte and its length
-without the blank lines that follow. Heads are parsed as warcio parses them
-(warchive.warc.headers, warchive.warc.arc). A record's payload is a lazy
-stream: records that a type filter drops, and payloads nobody reads, are never
-inflated when the gzip members carry Wget's `sl` lengths (unless
-``verify=True``; never on a stream).
+Offsets and lengths are warcio's: for gzip the start of the member and its compressed size; for
+plain files the record's first byte and its length without the blank lines that follow. Heads
+are parsed as warcio parses them (warchive.warc.headers, warchive.warc.arc). A record's payload
+is a lazy stream: records that a type filter drops, and payloads nobody reads, are never inflated
+when the gzip members carry Wget's `sl` lengths (unless ``verify=True``; never on a stream).
 
-Reading is lenient by default, as warcio's: framing faults warcio reads past (a
-Content-Length a few bytes off, missing or extra blank lines, bytes between
-records that are no record, records not gzip-compressed in a gzip file, ARC
-lengths that lie) are recovered as warcio recovers them, or where warcio
-gives up by looking for the next record (warchive.warc.framing), and each is
-reported once as a Defect (warchive.warc.defects); ``strict=True`` raises the
-first instead. Where warcio parses the next record (after a record and its
+Reading is lenient by default, as warcio's: framing faults warcio reads past (a Content-Length a
+few bytes off, missing or extra blank lines, bytes between records that are no record, records
+not gzip-compressed in a gzip file, ARC lengths that lie) are recovered as warcio recovers them,
+or where warcio gives up by looking for the next record (warchive.warc.framing), and each is
+reported once as a Defect (warchive.warc.defects); ``strict=True`` raises the first instead. Where warcio parses the next record (after a record and its
 blank lines, at the start of a gzip member) a line of text that it takes for
 an ARC head is read as that ARC record (a text record, whose one defect
 covers what follows it up to the next record). Damage no reader can read past
@@ -28,7 +24,7 @@ This module does not build index lines (warchive.index.cdx does).
 from __future__ import annotations
 
 import zlib
-from typing import Iterable, Iterator, Optional
+from typing import Generator, Iterable, Iterator, Optional
 
 from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
 from ..errors import CorruptRecordError, RecordFormatError, TruncatedError
@@ -160,8 +156,7 @@ class ArchiveIterator:
         return found if found is not None else self._end_of(start)
 
     def close(self) -> None:
-        # the records generator refers to this iterator, and the current unit to its _extend:
-        # cycles only the garbage collector would free (with all they hold), were they not cut
+        # cut the cycles (the generator holds this iterator, the unit its _extend) refcounts cannot free
         self._iter.close()
         self._unit = None
         self._reader.close()
@@ -173,7 +168,7 @@ class ArchiveIterator:
         self.close()
 
     # ------------------------------------------------------------------ iteration
-    def _records(self) -> Iterator[Record]:
+    def _records(self) -> Generator[Record, None, None]:
         rec: Optional[Record] = None
         try:
             while True:
