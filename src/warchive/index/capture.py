@@ -361,7 +361,11 @@ class Capture(Mapping[str, Any]):
         f = self._fields
         if f is None:
             f = self._parse()
-        return {k: f[k] for k in self._keys()}
+        names = self._names
+        if names is None:
+            shown = visible(f)
+            return dict(shown) if shown is f else shown   # (visible copies only when it drops a name)
+        return {k: f[k] for k in names if k in f}
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Capture):

@@ -70,6 +70,8 @@ def _raw_path(scope: Scope) -> str:
     root = scope.get("root_path", "")
     if root and path.startswith(root):
         path = path[len(root):] or "/"
+    if path.isascii():   # (the usual case: %-encoded)
+        return path
     try:
         return path.encode("latin-1").decode("utf-8")
     except UnicodeDecodeError:
@@ -189,7 +191,8 @@ class ReplayApp:
         if not path.startswith("/"):
             path = "/" + path
         coll, sep, rest = path[1:].partition("/")
-        coll = unquote(coll)
+        if "%" in coll:
+            coll = unquote(coll)
         if coll == "static" and sep:
             return self._static_file(rest, req)
         if coll == "favicon.ico":

@@ -48,7 +48,7 @@ from .headers import rewrite_headers
 from .load import LoadedCapture
 from .memento import (MementoError, Timeline, frame_headers, memento_headers, parse_accept_datetime,
                       redirect_headers, warc_date_http_date)
-from .urls import ArchivalUrl, UrlRewriter
+from .urls import ArchivalUrl, UrlRewriter, normalize_url
 
 CHUNK = 64 * 1024
 # A rewritten body up to this size is sent with a Content-Length (it is held whole); a bigger one
@@ -237,7 +237,11 @@ class Replayer:
             cap.close()
             return self._to_exact(served, cdx, timeline, modifier, full, is_timegate, warc_date)
 
-        page = ArchivalUrl(cap_url, cap_ts, modifier)
+        if (cap_url == aurl.url and cap_ts == aurl.timestamp and aurl.type == "replay"
+                and normalize_url(cap_url) == cap_url):   # (the usual case: the page asked for)
+            page = aurl
+        else:
+            page = ArchivalUrl(cap_url, cap_ts, modifier)
         rewriter = UrlRewriter(page, full, full, rel_prefix=rel)
         status, _ = _reason(cap.status_line)
         ctype = cap.headers.get("Content-Type")
