@@ -226,7 +226,7 @@ class Replayer:
         cap_ts = str(cdx.get("timestamp") or "")
         fuzzy = cap_url != aurl.url and str(cdx.get("is_fuzzy", "")) == "1"
         modifier = aurl.modifier
-        if (urlsplit(cap_url).path.endswith("/") and not urlsplit(aurl.url).path.endswith("/")
+        if (cap_url != aurl.url and urlsplit(cap_url).path.endswith("/") and not urlsplit(aurl.url).path.endswith("/")
                 and aurl.url.startswith(("http:", "https:"))):
             cap.close()
             return self._slash_redirect(aurl, full, rel)
