@@ -33,6 +33,7 @@ from ..store.storefile import StoreFile
 from ..store.urls import Stores, is_store_dir, is_store_url, split
 from ..warc.reader import ArchiveIterator, Record
 from ..warc.whole import WholeRecord, read_whole
+from .handles import OpenFiles
 from ..warc.source import Source
 
 PathLike = Union[str, os.PathLike[str]]
@@ -127,6 +128,11 @@ class Archives:
         self._found: Dict[Tuple[str, str], str] = {}   # (store, filename) -> its store:// URL
         self._lock = threading.Lock()
         self._paths: Dict[str, str] = {}   # filename -> path() found (the same names, request after request)
+        self._handles = OpenFiles()   # the files of the records read whole, kept open a while
+
+    def close(self) -> None:
+        """Close the files kept open (Archives can still be used: they are opened again)."""
+        self._handles.close()
 
     def path(self, filename: str) -> str:
         """The file ``filename`` names in the first directory that has it, else
@@ -201,7 +207,7 @@ class Archives:
         path = self.path(filename)
         if length is not None and not is_store_url(path):
             try:
-                whole = read_whole(path, offset, length)
+                whole = read_whole(self._handles.get(path), offset, length)
             except (ArchiveError, OSError):   # the iterator below says what is wrong, as it says it
                 whole = None
             if whole is not None:   # (the common case: one plain record, its member read in one piece)

@@ -198,6 +198,7 @@ class CaptureLoader:
         self.record_indexes = [RecordIndex(p) for p in _record_index_paths(record_index, index_dirs)]
 
     def close(self) -> None:
+        self.archives.close()
         for r in self.record_indexes:
             r.close()
         if self._own_index and self.index is not None:

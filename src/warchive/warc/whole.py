@@ -18,7 +18,7 @@ This module reads one member of one file and parses bytes; it keeps nothing open
 from __future__ import annotations
 
 import io
-from typing import Optional
+from typing import BinaryIO, Optional, Union
 
 from .._ext.gzip_members import FORMAT_GZIP, Reader
 from .framing import WARC_SEPARATOR
@@ -82,12 +82,13 @@ class WholeRecord(HeaderFields):
         return f"<WholeRecord {self.type} {self.target_uri!r} at {self.offset}>"
 
 
-def read_whole(path: str, offset: int, length: int) -> Optional[WholeRecord]:
-    """The record of the gzip member of ``length`` bytes at ``offset`` of the file ``path``,
-    when it is one plain record (see the module); None otherwise (the file is no gzip file, the
-    member is not ``length`` bytes long or not inflated whole, the record is unusual). A file
-    that cannot be opened or read raises as ``Reader`` raises."""
-    r = Reader(path, offset=offset, window=WINDOW, length=length)
+def read_whole(source: Union[str, BinaryIO], offset: int, length: int) -> Optional[WholeRecord]:
+    """The record of the gzip member of ``length`` bytes at ``offset`` of the file ``source`` (a
+    path, or a file open for reading by position, left open), when it is one plain record (see
+    the module); None otherwise (the file is no gzip file, the member is not ``length`` bytes
+    long or not inflated whole, the record is unusual). A file that cannot be opened or read
+    raises as ``Reader`` raises."""
+    r = Reader(source, offset=offset, window=WINDOW, length=length)
     try:
         if r.format != FORMAT_GZIP or not r.member_begin(offset):
             return None
