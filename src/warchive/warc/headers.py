@@ -12,7 +12,7 @@ This module only parses bytes already in memory; it never reads files.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from .._ext.warc_headers import parse_head as _parse_head_c
 
@@ -32,31 +32,28 @@ class Headers:
 
     Lookups by name are case-insensitive and return the first match, as in
     warcio's StatusAndHeaders; the object is falsy when it has neither a status
-    line nor fields.
+    line nor fields. ``fields`` is changed through ``replace`` (or by adding fields):
+    lookups go through an index of the lower-case names, made at the first lookup.
     """
 
-    __slots__ = ("protocol", "statusline", "fields", "total_len")
+    __slots__ = ("protocol", "statusline", "fields", "total_len", "_index")
 
     def __init__(self, protocol: str, statusline: str, fields: List[Field], total_len: int = 0) -> None:
         self.protocol = protocol
         self.statusline = statusline
         self.fields = fields
         self.total_len = total_len
+        self._index: Optional[Tuple[int, Dict[str, str]]] = None   # (fields indexed, lower name -> first value)
 
     def get(self, name: str, default: Optional[str] = None) -> Optional[str]:
-        low = name.lower()
-        if name.isascii():
-            # a name of another length cannot match an ASCII one (only U+0130 changes length
-            # when lowered, into non-ASCII): most are passed over without lower()
-            n = len(name)
-            for k, v in self.fields:
-                if len(k) == n and k.lower() == low:
-                    return v
-            return default
-        for k, v in self.fields:
-            if k.lower() == low:
-                return v
-        return default
+        index = self._index
+        fields = self.fields
+        if index is None or index[0] != len(fields):
+            first: Dict[str, str] = {}
+            for k, v in fields:
+                first.setdefault(k.lower(), v)
+            index = self._index = (len(fields), first)
+        return index[1].get(name.lower(), default)
 
     def get_all(self, name: str) -> List[str]:
         low = name.lower()
@@ -94,6 +91,7 @@ class Headers:
     def replace(self, name: str, value: str) -> None:
         """Set the last field called ``name`` to ``value`` (append when absent), as warcio does."""
         low = name.lower()
+        self._index = None
         for i in range(len(self.fields) - 1, -1, -1):
             if self.fields[i][0].lower() == low:
                 self.fields[i] = (self.fields[i][0], value)
