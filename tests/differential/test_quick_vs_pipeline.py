@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import cdx_queries
 from cdx_queries import CASES, SOURCE_SETS
-from warchive.index.query import Engine, NamedSource, Query, QueryError, error_answer, params_from
+from warchive.index.query import Engine, NamedSource, Query, QueryError, closest_first, error_answer, params_from
 from warchive.index.segment import Segment, write_segment
 from warchive.index.zipnum import ZipNumIndex
 from warchive.sortedfile import SortedFile
@@ -263,3 +263,41 @@ def test_closest_of_every_url_at_each_of_its_times(set_name, engines, cdx_indexe
                     assert check(engine, {"url": u, "closest": closest, "output": "json"})
                     assert check(engine, {"url": u, "closest": closest, "limit": "1"})
     assert several > 0
+
+
+@pytest.mark.parametrize("set_name", ["timeline", "wget_pair", "merged", "mixed"])
+def test_exact_and_closest_first_are_the_pipelines(set_name, engines, cdx_indexes):
+    """Replay's two doors, for every url of the set (and urls with no capture, or no key):
+    ``Engine.exact(url)`` is the pipeline's answer to url=U&matchType=exact&allowFuzzy=false,
+    and ``closest_first`` of it is the pipeline's answer with closest=T for each time T the
+    url was captured at, and a second later."""
+    times: Dict[str, set] = {}
+    for n in SOURCE_SETS[set_name]:
+        for line in Path(cdx_indexes[n]).read_bytes().splitlines():
+            parts = line.split(b" ", 2)
+            if len(parts) == 3 and parts[2].startswith(b"{"):
+                u = json.loads(parts[2]).get("url")
+                if u:
+                    times.setdefault(u, set()).add(parts[1].decode())
+    urls = sorted(times) + ["http://nothing.example/", "http://example.com/*", "javascript:alert(1)"]
+    compared = 0
+    for layout in ("auto", "config"):
+        for kind in ("file", "segment"):
+            engine = engines(set_name, layout, kind)
+            for u in urls:
+                p = {"url": u, "matchType": "exact", "allowFuzzy": "false"}
+                try:
+                    want = pipeline_json(engine, p)
+                except QueryError as e:
+                    with pytest.raises(QueryError) as got:
+                        engine.exact(u)
+                    assert got.value.message == e.message
+                    continue
+                got = engine.exact(u)
+                assert [list(c.items()) for c in got] == [list(d.items()) for d in want], (u, layout, kind)
+                compared += bool(want)
+                for ts in sorted(times.get(u, ())):
+                    for closest in (ts, str(int(ts) + 1)):
+                        order = pipeline_json(engine, dict(p, closest=closest))
+                        assert [dict(c) for c in closest_first(got, closest)] == order, (u, closest)
+    assert compared > 0

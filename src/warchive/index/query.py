@@ -674,6 +674,21 @@ class Engine:
                     return [Capture(line, o) for line in lines]
         return self.query({"url": url})
 
+    def exact(self, url: str) -> List[Capture]:
+        """``query({"url": url, "matchType": "exact", "allowFuzzy": "false"})``: every capture of
+        one url and no fuzzy fallback (what replay asks first for each memento), read straight
+        from a single plain source."""
+        one = self._one
+        if one is not None:
+            try:
+                start = _surt(url).encode("utf-8")
+            except UrlError:
+                start = b""
+            if start:
+                o = one[1]
+                return [Capture(line, o) for line in one[0](start, start + b"!", DEFAULT_LIMIT)]
+        return self.query({"url": url, "matchType": "exact", "allowFuzzy": "false"})
+
     # -- the quick path
     def quick(self, p: Mapping[str, Any], check: bool = False) -> Optional[List[Capture]]:
         """The captures of a common query read straight from the sources, without the pipeline;
@@ -1147,6 +1162,10 @@ class Index:
                 return self.engine.query_url(url)
             params["url"] = url
         return self.engine.query(params)
+
+    def exact(self, url: str) -> List[Capture]:
+        """Every capture of ``url`` (matchType=exact), without the fuzzy fallback."""
+        return self.engine.exact(url)
 
     def close(self) -> None:
         for s in self.engine.sources:

@@ -164,7 +164,7 @@ class Replayer:
         index = served.loader.index
         if index is None:
             return []
-        caps = list(index.query(url, matchType="exact", allowFuzzy="true" if fuzzy else "false"))
+        caps = index.query(url, matchType="exact", allowFuzzy="true") if fuzzy else index.exact(url)
         if fuzzy:
             caps.sort(key=lambda c: c.timestamp)
         return caps
