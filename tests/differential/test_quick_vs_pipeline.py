@@ -240,11 +240,8 @@ def test_query_string_and_mapping_are_one_query(engines):
         assert (ans.status, ans.content_type, ans.read()) == pipeline_answer(engine, p), qs
 
 
-@pytest.mark.parametrize("set_name", ["timeline", "wget_pair", "merged", "mixed"])
-def test_closest_of_every_url_at_each_of_its_times(set_name, engines, cdx_indexes):
-    """Every url of the set asked closest to each time it was captured at (so that closest
-    order differs from index order wherever a url has several captures), and one second
-    later, with and without limit=1."""
+def capture_times(cdx_indexes, set_name: str) -> Dict[str, set]:
+    """The times each url of a source set was captured at."""
     times: Dict[str, set] = {}
     for n in SOURCE_SETS[set_name]:
         for line in Path(cdx_indexes[n]).read_bytes().splitlines():
@@ -253,6 +250,15 @@ def test_closest_of_every_url_at_each_of_its_times(set_name, engines, cdx_indexe
                 u = json.loads(parts[2]).get("url")
                 if u:
                     times.setdefault(u, set()).add(parts[1].decode())
+    return times
+
+
+@pytest.mark.parametrize("set_name", ["timeline", "wget_pair", "merged", "mixed"])
+def test_closest_of_every_url_at_each_of_its_times(set_name, engines, cdx_indexes):
+    """Every url of the set asked closest to each time it was captured at (so that closest
+    order differs from index order wherever a url has several captures), and one second
+    later, with and without limit=1."""
+    times = capture_times(cdx_indexes, set_name)
     several = 0
     for kind in ("file", "segment"):
         engine = engines(set_name, "auto", kind)
@@ -271,14 +277,7 @@ def test_exact_and_closest_first_are_the_pipelines(set_name, engines, cdx_indexe
     ``Engine.exact(url)`` is the pipeline's answer to url=U&matchType=exact&allowFuzzy=false,
     and ``closest_first`` of it is the pipeline's answer with closest=T for each time T the
     url was captured at, and a second later."""
-    times: Dict[str, set] = {}
-    for n in SOURCE_SETS[set_name]:
-        for line in Path(cdx_indexes[n]).read_bytes().splitlines():
-            parts = line.split(b" ", 2)
-            if len(parts) == 3 and parts[2].startswith(b"{"):
-                u = json.loads(parts[2]).get("url")
-                if u:
-                    times.setdefault(u, set()).add(parts[1].decode())
+    times = capture_times(cdx_indexes, set_name)
     urls = sorted(times) + ["http://nothing.example/", "http://example.com/*", "javascript:alert(1)"]
     compared = 0
     for layout in ("auto", "config"):
