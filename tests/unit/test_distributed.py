@@ -18,6 +18,8 @@ distributed = pytest.importorskip("distributed")
 
 import warcgen  # noqa: E402
 from warchive.distributed import index as dindex  # noqa: E402
+from warchive.distributed import manifest  # noqa: E402
+from warchive.distributed.scratch import ScratchFile  # noqa: E402
 from warchive.index.build import index_paths  # noqa: E402
 from warchive.index.cdx import IndexOptions  # noqa: E402
 from warchive.index.segment import build_segment  # noqa: E402
@@ -202,6 +204,52 @@ def test_a_rerun_after_the_client_is_killed_reuses_finished_tasks(client, tmp_pa
     assert _digest(out) == _digest(ref)
     assert s["tasks_run"]["map"] <= s["tasks"]["map"] - 2 < s["tasks"]["map"]
     assert "sample" not in s["tasks"]   # the saved plan was used: no sampling again
+
+
+def test_a_manifest_is_reused_only_while_its_files_are_whole(tmp_path):
+    """Scratch files are not fsynced: a power loss can leave one short or zeroed under its name."""
+    with ScratchFile(str(tmp_path / "a.run")) as a:
+        a.write(b"alpha\n")
+        a.write(b"beta\n")
+    assert (tmp_path / "a.run").read_bytes() == b"alpha\nbeta\n" and a.size == 11
+    assert not list(tmp_path.glob("*.tmp"))
+    m = manifest.publish(str(tmp_path / "t.json"), "k1", {"files": [a.entry(str(tmp_path))], "lines": 2})
+    assert manifest.reusable(str(tmp_path / "t.json"), "k1") == m
+    assert manifest.reusable(str(tmp_path / "t.json"), "k2") is None   # another task's key
+    for damaged in (b"alpha\nbeta", b"\0" * 11, b"alphA\nbeta\n", b"alpha\nbeta\n\0"):
+        (tmp_path / "a.run").write_bytes(damaged)
+        assert manifest.reusable(str(tmp_path / "t.json"), "k1") is None, damaged
+    (tmp_path / "a.run").write_bytes(b"alpha\nbeta\n")
+    assert manifest.reusable(str(tmp_path / "t.json"), "k1") == m
+    (tmp_path / "a.run").unlink()
+    assert manifest.reusable(str(tmp_path / "t.json"), "k1") is None
+    (tmp_path / "t.json").write_bytes(b"\0" * 40)   # the manifest itself zeroed
+    assert manifest.load(str(tmp_path / "t.json")) is None
+
+
+def test_damaged_scratch_files_are_computed_again_and_intact_ones_reused(client, tmp_path):
+    inputs = _big_inputs(tmp_path / "in")[:3]
+    ref = _reference(inputs, IndexOptions(), tmp_path / "r")
+    out = tmp_path / "x.cdxj"
+    kw = dict(ranges=3, scratch=str(tmp_path / "scratch"), keep_scratch=True, map_piece=1 << 20)
+    first = dindex(inputs, str(out), client, **kw)
+    assert first["tasks_run"]["map"] == first["tasks"]["map"] >= 3
+    runs = {}
+    for r in sorted((tmp_path / "scratch").glob("*/m*/r*.run")):
+        runs.setdefault(r.parent.name, r)
+    short, zeroed = runs[sorted(runs)[0]], runs[sorted(runs)[-1]]
+    short.write_bytes(short.read_bytes()[:-100])
+    zeroed.write_bytes(bytes(zeroed.stat().st_size))
+    part = next(p for p in sorted((tmp_path / "scratch").glob("*/p*.cdxj")) if p.stat().st_size)
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 1
+    part.write_bytes(bytes(data))
+    out.unlink()
+    again = dindex(inputs, str(out), client, **kw)
+    assert out.read_bytes() == ref.read_bytes()
+    assert again["tasks_run"]["map"] == 2 and again["tasks_run"]["merge"] == 1
+    third = dindex(inputs, str(out), client, **kw)   # now all whole again: nothing runs
+    assert third["tasks_run"]["map"] == 0 and third["tasks_run"]["merge"] == 0
 
 
 def _skewed_corpus(d: Path, files=3, records=900):

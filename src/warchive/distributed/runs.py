@@ -6,8 +6,9 @@ that was and where its records ended, so that the client can check that
 the ranges of a file meet), sorts the lines in memory and unnamed
 temporary runs (warchive.index.sort.LineSorter, identical lines once) and
 cuts the sorted stream at the split points into one file per non-empty key
-range: ``<name>/r<k>.run``, each published by atomic rename, then the
-manifest ``<name>.json`` (warchive.distributed.manifest). It must not
+range: ``<name>/r<k>.run``, each published by rename (a scratch file:
+warchive.distributed.scratch), then the manifest ``<name>.json`` with their
+sizes and CRCs (warchive.distributed.manifest). It must not
 merge across tasks: the merge task does.
 """
 
@@ -17,12 +18,12 @@ import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from .._ext.gzip_members import Reader
-from ..durable import AtomicOutput
 from ..index.build import FIND_WINDOW, find_member
 from ..index.cdx import CDX11_HEADER, FileStats, index_file
 from ..index.sort import LineSorter
 from . import manifest
 from .plan import options_of
+from .scratch import ScratchFile
 
 __all__ = ["map_task", "first_at_least", "run_name"]
 
@@ -59,8 +60,8 @@ class _Splitter:
         self.splits = splits
         self.k = 0
         self.rest = b""
-        self.out: Optional[AtomicOutput] = None
-        self.outs: List[AtomicOutput] = []
+        self.out: Optional[ScratchFile] = None
+        self.outs: List[ScratchFile] = []
         self.counts: Dict[int, List[int]] = {}
 
     def write(self, chunk: bytes) -> None:
@@ -79,7 +80,7 @@ class _Splitter:
 
     def _put(self, b: bytes) -> None:
         if self.out is None:
-            self.out = AtomicOutput(os.path.join(self.dir, run_name(self.k)))
+            self.out = ScratchFile(os.path.join(self.dir, run_name(self.k)))
             self.outs.append(self.out)
             self.counts[self.k] = [0, 0]
         self.out.write(b)
@@ -142,7 +143,7 @@ def map_task(spec: Dict[str, Any], splits: List[bytes], options: Dict[str, Any],
             raise
         ranges = {str(k): c for k, c in splitter.counts.items()}
         return dict(got, name=name, ranges=ranges, messages=messages, bytes=spec["cost"],
-                     files=[os.path.join(name, run_name(int(k))) for k in ranges], path=spec["path"],
-                     start=spec["start"], stop=spec["stop"])
+                    files=[o.entry(directory) for o in splitter.outs], path=spec["path"],
+                    start=spec["start"], stop=spec["stop"])
 
     return manifest.once(mpath, key, run)

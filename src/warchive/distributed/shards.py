@@ -14,7 +14,8 @@ segment ``s<k>.seg`` of exactly those blocks (a block's bytes depend on its
 lines alone: warchive.index.segment writes them the same wherever it
 starts), ZipNum's as the gzip members ``z<k>.gz`` with their first lines and
 sizes in the manifest. warchive.distributed.assemble then puts together the
-bytes one machine writes. Each task publishes by atomic rename, manifest last.
+bytes one machine writes. Each task publishes its files by rename, unsynced
+but checked on reuse (warchive.distributed.scratch), its manifest last.
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ from typing import Any, Dict, Iterator, List, Sequence
 
 import numpy as np
 
-from ..durable import AtomicOutput
-from ..index.segment import write_segment
+from ..index.segment import SegmentWriter
 from ..index.sort import merge_files
 from ..index.zipnum import HEADER_PREFIX, block_compressor
 from . import manifest
 from .runs import first_at_least
+from .scratch import ScratchFile
 
 __all__ = ["merge_task", "segment_task", "zipnum_task", "span_lines", "part_name", "lengths_name"]
 
@@ -55,14 +56,15 @@ def _headers(path: str) -> int:
         return mm[a:b].count(b"\n")
 
 
-def _write_lengths(src: str, dst: str) -> None:
-    with AtomicOutput(dst) as out:
+def _write_lengths(src: str, dst: str) -> ScratchFile:
+    with ScratchFile(dst) as out:
         if os.path.getsize(src):
             data = np.memmap(src, dtype=np.uint8, mode="r")
             ends = np.flatnonzero(data == 10)
             starts = np.concatenate(([0], ends[:-1] + 1))
             out.write((ends - starts).astype("<u4").tobytes())
             del data
+    return out
 
 
 def merge_task(k: int, runs: Sequence[str], directory: str, key: str, lengths: bool) -> Dict[str, Any]:
@@ -70,19 +72,12 @@ def merge_task(k: int, runs: Sequence[str], directory: str, key: str, lengths: b
     mpath = os.path.join(directory, f"p{k:05d}.json")
     def run() -> Dict[str, Any]:
         path = os.path.join(directory, part_name(k))
-        if runs:
-            merge_files(list(runs), path, tmpdir=directory)
-        else:
-            with AtomicOutput(path):
-                pass
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(4 << 20), b""))
-        files = [part_name(k)]
+        with ScratchFile(path) as part:
+            lines = merge_files(list(runs), part.write, tmpdir=directory).lines_out if runs else 0
+        files = [part.entry(directory)]
         if lengths:
-            _write_lengths(path, os.path.join(directory, lengths_name(k)))
-            files.append(lengths_name(k))
-        return {"range": k, "lines": lines, "bytes": size, "headers": _headers(path), "files": files,
+            files.append(_write_lengths(path, os.path.join(directory, lengths_name(k))).entry(directory))
+        return {"range": k, "lines": lines, "bytes": part.size, "headers": _headers(path), "files": files,
                 "runs": len(runs)}
 
     return manifest.once(mpath, key, run)
@@ -116,10 +111,11 @@ def segment_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], direc
     """The blocks that start in part k, lines span[0]..span[1]-1, as the small segment s<k>.seg."""
     mpath = os.path.join(directory, f"s{k:05d}.json")
     def run() -> Dict[str, Any]:
-        name = f"s{k:05d}.seg"
-        counts = write_segment(span_lines(parts, span[0], span[1], kept=False), os.path.join(directory, name),
-                               source=f"key range {k}", **options)
-        return {"range": k, "span": span, "files": [name], "blocks": counts["blocks"],
+        with ScratchFile(os.path.join(directory, f"s{k:05d}.seg")) as out:
+            writer = SegmentWriter(out.write, source=f"key range {k}", **options)
+            writer.extend(span_lines(parts, span[0], span[1], kept=False))
+            counts = writer.finish()
+        return {"range": k, "span": span, "files": [out.entry(directory)], "blocks": counts["blocks"],
                 "lines": counts["lines"]}
 
     return manifest.once(mpath, key, run)
@@ -132,10 +128,9 @@ def zipnum_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], direct
     first line (base64), compressed length and uncompressed bytes."""
     mpath = os.path.join(directory, f"z{k:05d}.json")
     def run() -> Dict[str, Any]:
-        name = f"z{k:05d}.gz"
         compress = block_compressor(compressor, level)
         blocks: List[List[Any]] = []
-        with AtomicOutput(os.path.join(directory, name)) as out:
+        with ScratchFile(os.path.join(directory, f"z{k:05d}.gz")) as out:
             block: List[bytes] = []
             for line in span_lines(parts, span[0], span[1], kept=True):
                 block.append(line)
@@ -144,12 +139,12 @@ def zipnum_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], direct
                     block = []
             if block:
                 blocks.append(_put_block(out, block, compress))
-        return {"range": k, "span": span, "files": [name], "blocks": blocks}
+        return {"range": k, "span": span, "files": [out.entry(directory)], "blocks": blocks}
 
     return manifest.once(mpath, key, run)
 
 
-def _put_block(out: AtomicOutput, block: List[bytes], compress: Any) -> List[Any]:
+def _put_block(out: ScratchFile, block: List[bytes], compress: Any) -> List[Any]:
     data = compress(block)
     out.write(data)
     return [base64.b64encode(block[0]).decode(), len(data), sum(len(x) + 1 for x in block), len(block)]
