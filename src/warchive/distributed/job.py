@@ -100,11 +100,12 @@ def _plan(job: _Job, paths: List[str], names: List[str], options: Dict[str, Any]
                enumerate(zip(paths, names))]
     samples = job.gather("sample", futures)
     splits, estimate = choose_splits(samples, ranges, target)
-    specs = map_specs(paths, opts, jobs, map_piece)
+    can_split = {p: s["splittable"] for p, s in zip(paths, samples)}
+    specs = map_specs(paths, opts, jobs, map_piece, can_split.__getitem__)
     for i, s in enumerate(specs):
         s["name"] = f"m{i:05d}"
     body = {"splits": [base64.b64encode(x).decode() for x in splits], "maps": specs, "estimate": estimate,
-            "sampled_lines": sum(len(s["lines"]) for s in samples)}
+            "sampled_lines": sum(s["lines"].count(b"\n") for s in samples)}
     return manifest.publish(path, job.plan_id, body)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .._ext.gzip_members import Reader
 from ..index.build import FIND_WINDOW, find_member, plan as range_plan, splittable
@@ -56,12 +56,12 @@ def input_identity(path: str) -> List[Any]:
     return [os.path.abspath(path), st.st_size, st.st_mtime_ns]
 
 
-def _windows(path: str, size: int, fraction: float, windows: int) -> List[Tuple[int, int, bool]]:
+def _windows(path: str, size: int, fraction: float, windows: int, can_split: bool) -> List[Tuple[int, int, bool]]:
     """(start, stop, find) of the byte windows to sample."""
     if size <= SMALL_FILE:
         return [(0, size, False)]
     width = max(SAMPLE_MIN_WINDOW, int(size * fraction / windows))
-    if not splittable(path):
+    if not can_split:
         return [(0, min(size, width * windows), False)]
     out = []
     for i in range(windows):
@@ -73,21 +73,16 @@ def _windows(path: str, size: int, fraction: float, windows: int) -> List[Tuple[
 def sample_file(path: str, filename: str, options: Dict[str, Any], fraction: float = SAMPLE_FRACTION,
                 windows: int = SAMPLE_WINDOWS) -> Dict[str, Any]:
     """Index lines of the records that start in a few windows of `path` (a task run on a worker):
-    {"lines": [...], "sampled": bytes the windows cover, "size": the file's size}."""
+    {"lines": the lines, each ending with LF, as one bytes (Dask sends one bytes object in
+    microseconds, a list of a thousand in a tenth of a second), "sampled": bytes the windows
+    cover, "size": the file's size, "splittable": whether it can be cut into byte ranges}."""
     size = os.path.getsize(path)
-    lines: List[bytes] = []
-    rest = [b""]
-
-    def take(b: bytes) -> None:
-        data = rest[0] + b
-        cut = data.rfind(b"\n") + 1
-        lines.extend(data[:cut].splitlines())
-        rest[0] = data[cut:]
-
+    chunks: List[bytes] = []
     opts = options_of(options, report=lambda m: None)
     opts.skip_errors = True   # a damaged record is the map task's to report, not the sample's
+    can_split = splittable(path)
     sampled = 0
-    for a, b, find in _windows(path, size, fraction, windows):
+    for a, b, find in _windows(path, size, fraction, windows, can_split):
         if find:
             r = Reader(path, window=FIND_WINDOW)
             try:
@@ -97,11 +92,12 @@ def sample_file(path: str, filename: str, options: Dict[str, Any], fraction: flo
             if found is None:
                 continue
             a = found
-        index_file(path, take, opts, filename, a, b if b < size else None)
+        index_file(path, chunks.append, opts, filename, a, b if b < size else None)
         sampled += b - a
-    if rest[0]:
-        lines.append(rest[0])
-    return {"lines": [x for x in lines if x], "sampled": sampled, "size": size}
+    data = b"".join(chunks)
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    return {"lines": data, "sampled": sampled, "size": size, "splittable": can_split}
 
 
 def choose_splits(samples: Sequence[Dict[str, Any]], ranges: Optional[int], target_bytes: int) -> Tuple[List[bytes], float]:
@@ -111,10 +107,8 @@ def choose_splits(samples: Sequence[Dict[str, Any]], ranges: Optional[int], targ
     file's size over the bytes sampled there); split k is the line at weight k/ranges."""
     weighted: List[Tuple[bytes, float]] = []
     for s in samples:
-        if not s["lines"]:
-            continue
         scale = s["size"] / max(1, s["sampled"])
-        weighted.extend((line, (len(line) + 1) * scale) for line in s["lines"])
+        weighted.extend((line, (len(line) + 1) * scale) for line in s["lines"].split(b"\n") if line)
     weighted.sort(key=lambda t: t[0])
     total = sum(w for _, w in weighted)
     if ranges is None:
@@ -134,12 +128,13 @@ def choose_splits(samples: Sequence[Dict[str, Any]], ranges: Optional[int], targ
     return splits, total
 
 
-def map_specs(inputs: Sequence[str], opts: IndexOptions, jobs: int, min_piece: int = MAP_PIECE) -> List[Dict[str, Any]]:
+def map_specs(inputs: Sequence[str], opts: IndexOptions, jobs: int, min_piece: int = MAP_PIECE,
+              can_split: Callable[[str], bool] = splittable) -> List[Dict[str, Any]]:
     """The map tasks, in input order, as JSON: whole files, and with jobs > 1 large gzip files
-    with `sl` members cut into byte ranges (warchive.index.build.plan), joined up to at least
-    min_piece bytes each."""
+    with `sl` members (`can_split`: what the samples saw) cut into byte ranges
+    (warchive.index.build.plan), joined up to at least min_piece bytes each."""
     out: List[Dict[str, Any]] = []
-    for t in range_plan(inputs, opts, jobs):
+    for t in range_plan(inputs, opts, jobs, can_split):
         path = os.path.abspath(t.path)
         last = out[-1] if out else None
         if last is not None and last["path"] == path and last["cost"] < min_piece and t.find:
