@@ -19,15 +19,17 @@ This module decides; it must not read or write index runs.
 
 from __future__ import annotations
 
+import base64
 import math
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .._ext.gzip_members import Reader
 from ..index.build import FIND_WINDOW, find_member, plan as range_plan, splittable
 from ..index.cdx import IndexOptions, index_file
+from . import manifest
 
-__all__ = ["options_of", "input_identity", "sample_file", "choose_splits", "map_specs",
+__all__ = ["options_of", "input_identity", "sample_file", "choose_splits", "map_specs", "plan_task", "splits_of",
            "SAMPLE_FRACTION", "SAMPLE_WINDOWS", "SMALL_FILE"]
 
 SAMPLE_FRACTION = 1 / 64      # of each file's bytes, spread over its windows
@@ -56,12 +58,12 @@ def input_identity(path: str) -> List[Any]:
     return [os.path.abspath(path), st.st_size, st.st_mtime_ns]
 
 
-def _windows(path: str, size: int, fraction: float, windows: int, can_split: bool) -> List[Tuple[int, int, bool]]:
+def _windows(path: str, size: int, fraction: float, windows: int) -> List[Tuple[int, int, bool]]:
     """(start, stop, find) of the byte windows to sample."""
     if size <= SMALL_FILE:
         return [(0, size, False)]
     width = max(SAMPLE_MIN_WINDOW, int(size * fraction / windows))
-    if not can_split:
+    if not splittable(path):
         return [(0, min(size, width * windows), False)]
     out = []
     for i in range(windows):
@@ -75,14 +77,13 @@ def sample_file(path: str, filename: str, options: Dict[str, Any], fraction: flo
     """Index lines of the records that start in a few windows of `path` (a task run on a worker):
     {"lines": the lines, each ending with LF, as one bytes (Dask sends one bytes object in
     microseconds, a list of a thousand in a tenth of a second), "sampled": bytes the windows
-    cover, "size": the file's size, "splittable": whether it can be cut into byte ranges}."""
+    cover, "size": the file's size}."""
     size = os.path.getsize(path)
     chunks: List[bytes] = []
     opts = options_of(options, report=lambda m: None)
     opts.skip_errors = True   # a damaged record is the map task's to report, not the sample's
-    can_split = splittable(path)
     sampled = 0
-    for a, b, find in _windows(path, size, fraction, windows, can_split):
+    for a, b, find in _windows(path, size, fraction, windows):
         if find:
             r = Reader(path, window=FIND_WINDOW)
             try:
@@ -97,7 +98,7 @@ def sample_file(path: str, filename: str, options: Dict[str, Any], fraction: flo
     data = b"".join(chunks)
     if data and not data.endswith(b"\n"):
         data += b"\n"
-    return {"lines": data, "sampled": sampled, "size": size, "splittable": can_split}
+    return {"lines": data, "sampled": sampled, "size": size}
 
 
 def choose_splits(samples: Sequence[Dict[str, Any]], ranges: Optional[int], target_bytes: int) -> Tuple[List[bytes], float]:
@@ -128,13 +129,12 @@ def choose_splits(samples: Sequence[Dict[str, Any]], ranges: Optional[int], targ
     return splits, total
 
 
-def map_specs(inputs: Sequence[str], opts: IndexOptions, jobs: int, min_piece: int = MAP_PIECE,
-              can_split: Callable[[str], bool] = splittable) -> List[Dict[str, Any]]:
+def map_specs(inputs: Sequence[str], opts: IndexOptions, jobs: int, min_piece: int = MAP_PIECE) -> List[Dict[str, Any]]:
     """The map tasks, in input order, as JSON: whole files, and with jobs > 1 large gzip files
-    with `sl` members (`can_split`: what the samples saw) cut into byte ranges
-    (warchive.index.build.plan), joined up to at least min_piece bytes each."""
+    with `sl` members cut into byte ranges (warchive.index.build.plan), joined up to at least
+    min_piece bytes each; each named m<i>."""
     out: List[Dict[str, Any]] = []
-    for t in range_plan(inputs, opts, jobs, can_split):
+    for t in range_plan(inputs, opts, jobs):
         path = os.path.abspath(t.path)
         last = out[-1] if out else None
         if last is not None and last["path"] == path and last["cost"] < min_piece and t.find:
@@ -143,4 +143,22 @@ def map_specs(inputs: Sequence[str], opts: IndexOptions, jobs: int, min_piece: i
             continue
         out.append({"path": path, "filename": t.filename, "start": t.start, "stop": t.stop,
                     "header": t.header, "find": t.find, "cost": t.cost})
+    for i, s in enumerate(out):
+        s["name"] = f"m{i:05d}"
     return out
+
+
+def plan_task(path: str, plan_id: str, specs: List[Dict[str, Any]], ranges: Optional[int], target_bytes: int,
+              *samples: Dict[str, Any]) -> Dict[str, Any]:
+    """The plan, published as the manifest `path` of task `plan_id` (a task run on a worker once
+    every sample is in, so that the map tasks wait for no round trip through the client): the
+    split points (base64), the map tasks `specs`, the estimated size of the index."""
+    splits, estimate = choose_splits(samples, ranges, target_bytes)
+    body = {"splits": [base64.b64encode(x).decode() for x in splits], "maps": specs, "estimate": estimate,
+            "sampled_lines": sum(s["lines"].count(b"\n") for s in samples)}
+    return manifest.publish(path, plan_id, body)
+
+
+def splits_of(plan: Dict[str, Any]) -> List[bytes]:
+    """The split points of a plan (plan_task's manifest)."""
+    return [base64.b64decode(x) for x in plan["splits"]]

@@ -322,13 +322,11 @@ def _index_one(task: Task, write: Write, opts: IndexOptions) -> FileStats:
     return index_file(task.path, write, opts, task.filename, task.start, task.stop)
 
 
-def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int,
-         can_split: Callable[[str], bool] = splittable) -> List[Task]:
+def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
     """Tasks in output order: whole files, and with jobs > 1 gzip files with `sl` members cut
     into ranges, large first and down to MIN_PIECE at the end (guided self-scheduling: each range
     is 1/(GUIDE*jobs) of what remains), so that the workers, taking tasks in order, finish together.
-    Ranges are places in the file; the workers find the member starts themselves. `can_split`
-    says whether a file has `sl` members (a caller that looked already passes what it saw)."""
+    Ranges are places in the file; the workers find the member starts themselves."""
     tasks: List[Task] = []
     paths = list(iter_inputs(inputs))
     sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0 for p in paths]   # streams: 0
@@ -336,7 +334,7 @@ def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int,
     for path, size in zip(paths, sizes):
         name = display_name(path, opts.dir_root)
         cuts = [0]
-        if jobs > 1 and not opts.post_append and size >= 2 * FILE_TAIL and can_split(path):
+        if jobs > 1 and not opts.post_append and size >= 2 * FILE_TAIL and splittable(path):
             tail = size - FILE_TAIL   # the file's last range, taken first (see _dispatch_order)
             pos = 0
             while True:
