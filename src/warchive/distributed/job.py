@@ -9,7 +9,7 @@ scratch directory, which every worker and the client must see):
            one task that chooses the split points of the key ranges and
            saves the plan as ``plan.json`` in the scratch directory.
 2. map     one task per file or byte range (warchive.distributed.runs):
-           one sorted run per key range. The client then checks, as
+           one sorted run, cut by key range. The client then checks, as
            ``warchive index -j`` does, that the ranges of each file met, and
            indexes a range again from where the one before it ended if not.
 3. merge   one task per key range (warchive.distributed.shards): its part.
@@ -273,7 +273,8 @@ def _merge(job: _Job, maps: List[Dict[str, Any]], nranges: int, lengths: bool) -
         if not used:   # an empty key range: nothing to merge, no part
             out.append({"range": k, "lines": 0, "bytes": 0, "headers": 0, "key": key, "files": []})
             continue
-        runs = [os.path.join(job.dir, m["name"], run_name(k)) for m in used]
+        runs = [[os.path.join(job.dir, run_name(m["name"])), m["ranges"][str(k)][2], m["ranges"][str(k)][1]]
+                for m in used]
         futures.append(job.submit("merge", f"r{k:05d}", merge_task, k, runs, job.dir, key, lengths))
         out.append(None)
     got = iter(job.gather("merge", futures))

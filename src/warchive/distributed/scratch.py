@@ -16,15 +16,16 @@ This module writes and checks files; it must not know what is in them.
 
 from __future__ import annotations
 
+import io
 import os
-from typing import Any, BinaryIO, List
+from typing import Any, BinaryIO, List, Optional
 
 from isal.isal_zlib import crc32   # zlib's CRC-32, ~10x faster than zlib.crc32 here
 
 from ..durable import temp_file
-from ..errors import WriteError
+from ..errors import IndexFormatError, WriteError
 
-__all__ = ["ScratchFile", "intact", "publish_bytes"]
+__all__ = ["ScratchFile", "FileSlice", "intact", "publish_bytes"]
 
 CHECK_CHUNK = 4 << 20
 
@@ -86,6 +87,37 @@ class ScratchFile:
             self.commit()
         else:
             self.abort()
+
+
+class FileSlice:
+    """Bytes [offset, offset + length) of a file, read front to back as a file is (``readinto``):
+    one key range of a map task's run, as the merge reads it. The file is opened at the first
+    read (a merge of more runs than it takes at once must not hold them all open)."""
+
+    def __init__(self, path: str, offset: int, length: int) -> None:
+        self.path = path
+        self.name = f"{path} [{offset}:{offset + length}]"
+        self.offset = offset
+        self.left = length
+        self.f: Optional[io.FileIO] = None
+
+    def readinto(self, b: Any) -> int:
+        n = min(len(b), self.left)
+        if n <= 0:
+            return 0
+        if self.f is None:
+            self.f = open(self.path, "rb", buffering=0)
+            self.f.seek(self.offset)
+        got = self.f.readinto(memoryview(b)[:n]) or 0
+        if got == 0:
+            raise IndexFormatError(self.path, None, f"the file ends {self.left} bytes before the range "
+                                   f"{self.name} does; run the command again (the task that wrote it runs again)")
+        self.left -= got
+        return got
+
+    def close(self) -> None:
+        if self.f is not None:
+            self.f.close()
 
 
 def publish_bytes(path: str, data: bytes) -> List[Any]:

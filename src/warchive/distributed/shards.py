@@ -1,7 +1,8 @@
 """The merge and encode tasks of a distributed index: runs in, one sorted part per key range out,
 then the blocks of a segment or ZipNum cluster that start in each part.
 
-``merge_task`` merges the runs of one key range (warchive.index.sort.merge_files:
+``merge_task`` merges the lines of one key range in every map task's run
+(byte ranges of the runs; warchive.index.sort.merge_files:
 identical lines once) into the part ``p<k>.cdxj`` and counts its lines, its
 ` CDX ` header lines (which ZipNum leaves out) and, for a segment, writes the
 length of every line (``p<k>.len``, u32 little-endian each), which is all the
@@ -32,7 +33,7 @@ from ..index.sort import merge_files
 from ..index.zipnum import HEADER_PREFIX, block_compressor
 from . import manifest
 from .runs import first_at_least
-from .scratch import ScratchFile
+from .scratch import FileSlice, ScratchFile
 
 __all__ = ["merge_task", "segment_task", "zipnum_task", "span_lines", "part_name", "lengths_name"]
 
@@ -67,13 +68,15 @@ def _write_lengths(src: str, dst: str) -> ScratchFile:
     return out
 
 
-def merge_task(k: int, runs: Sequence[str], directory: str, key: str, lengths: bool) -> Dict[str, Any]:
-    """Merge the runs of key range k into its part (unless done with this key); the manifest."""
+def merge_task(k: int, runs: Sequence[Sequence[Any]], directory: str, key: str, lengths: bool) -> Dict[str, Any]:
+    """Merge the lines of key range k in the map tasks' runs ([path, offset, length] each) into its
+    part (unless done with this key); the manifest."""
     mpath = os.path.join(directory, f"p{k:05d}.json")
     def run() -> Dict[str, Any]:
         path = os.path.join(directory, part_name(k))
         with ScratchFile(path) as part:
-            lines = merge_files(list(runs), part.write, tmpdir=directory).lines_out if runs else 0
+            slices = [FileSlice(p, offset, length) for p, offset, length in runs]
+            lines = merge_files(slices, part.write, tmpdir=directory).lines_out if runs else 0
         files = [part.entry(directory)]
         if lengths:
             files.append(_write_lengths(path, os.path.join(directory, lengths_name(k))).entry(directory))
