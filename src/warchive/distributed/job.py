@@ -43,7 +43,7 @@ from ..index.zipnum import DEFAULT_LINES_PER_BLOCK
 from . import manifest
 from .assemble import concat_parts, join_segments, join_zipnum
 from .blocks import block_spans
-from .plan import MAP_PIECE, OPTION_NAMES, input_identity, map_specs, plan_task, sample_file
+from .plan import MAP_PIECE, OPTION_NAMES, input_identity, map_specs, plan_task, sample_file, sample_windows
 from .progress import Display
 from .runs import map_task, run_name
 from .shards import lengths_name, merge_task, part_name, segment_task, zipnum_task
@@ -99,8 +99,9 @@ def _plan(job: _Job, paths: List[str], names: List[str], options: Dict[str, Any]
     if m is not None:
         return m, m["maps"]
     specs = map_specs(paths, opts, jobs, map_piece)
-    samples = [job.submit("sample", f"f{i:05d}", sample_file, p, n, options) for i, (p, n) in
-               enumerate(zip(paths, names))]
+    windows = sample_windows([os.path.getsize(p) for p in paths], ranges, target)
+    samples = [job.submit("sample", f"f{i:05d}", sample_file, p, n, options, w) for i, (p, n, w) in
+               enumerate(zip(paths, names, windows))]
     job.ran["sample"] = len(samples)
     return job.submit("plan", "plan", plan_task, path, job.plan_id, specs, ranges, target, *samples), specs
 

@@ -7,10 +7,18 @@ writes once) always fall into the same range. Being lines rather than SURT
 keys or hosts, split points can cut inside one host, or one URL's captures:
 a corpus dominated by one site still splits evenly.
 
-The sample is cheap: the records that start in a few windows of each file
-(evenly spaced through a gzip file with Wget's `sl` lengths, found as
+The sample is cheap: the records that start in a few small windows of each
+file (evenly spaced through a gzip file with Wget's `sl` lengths, found as
 ``warchive index -j`` finds its ranges; the head of any other file), each
 sampled line weighted by how many output bytes it stands for in its file.
+Its size follows the number of key ranges, not the corpus: SAMPLE_WINDOWS
+windows at least, SAMPLE_WINDOWS_PER_RANGE a range (but no more than 1/16
+of the input's bytes), shared among the files
+by size (two each at least; a file hardly larger than its windows is
+indexed whole). A window costs about 0.1 ms besides its bytes (finding a
+member, setting up the kernel), so the corpus's 256 windows of 32 KiB cost
+~35 ms of CPU, spread over the workers; the sample of 16 windows of
+256 KiB a file it replaced grew with the corpus (50 ms for 300 MB).
 The map tasks are ``warchive.index.build.plan``'s: whole files, large `sl`
 gzip files cut into byte ranges. A plan is JSON and saved in the job's
 scratch directory, so a rerun uses the same split points and tasks.
@@ -26,16 +34,17 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .._ext.gzip_members import Reader
 from ..index.build import FIND_WINDOW, find_member, plan as range_plan, splittable
-from ..index.cdx import IndexOptions, index_file
+from ..index.cdx import READ_WINDOW, IndexOptions, index_file
 from . import manifest
 
-__all__ = ["options_of", "input_identity", "sample_file", "choose_splits", "map_specs", "plan_task", "splits_of",
-           "SAMPLE_FRACTION", "SAMPLE_WINDOWS", "SMALL_FILE"]
+__all__ = ["options_of", "input_identity", "sample_windows", "sample_file", "choose_splits", "map_specs",
+           "plan_task", "splits_of", "SAMPLE_WINDOWS", "SAMPLE_WIDTH"]
 
-SAMPLE_FRACTION = 1 / 64      # of each file's bytes, spread over its windows
-SAMPLE_WINDOWS = 16
-SAMPLE_MIN_WINDOW = 256 << 10
-SMALL_FILE = 4 << 20          # indexed whole when sampled
+SAMPLE_WINDOWS = 256          # windows over all the inputs, at least
+SAMPLE_WINDOWS_PER_RANGE = 32
+SAMPLE_WIDTH = 32 << 10       # bytes a window covers (records that start there are sampled)
+SAMPLE_READ = 64 << 10        # the kernel's read window while sampling
+INDEX_SHARE = 1 / 16          # index bytes per input byte, to guess the ranges before sampling
 MAP_PIECE = 16 << 20          # the smallest byte range of a map task (but a file's last)
 
 OPTION_NAMES = ("cdx11", "records", "post_append", "verify", "skip_errors", "dir_root", "strict", "surt_options")
@@ -58,43 +67,53 @@ def input_identity(path: str) -> List[Any]:
     return [os.path.abspath(path), st.st_size, st.st_mtime_ns]
 
 
-def _windows(path: str, size: int, fraction: float, windows: int) -> List[Tuple[int, int, bool]]:
-    """(start, stop, find) of the byte windows to sample."""
-    if size <= SMALL_FILE:
-        return [(0, size, False)]
-    width = max(SAMPLE_MIN_WINDOW, int(size * fraction / windows))
-    if not splittable(path):
-        return [(0, min(size, width * windows), False)]
+def sample_windows(sizes: Sequence[int], ranges: Optional[int], target_bytes: int) -> List[int]:
+    """How many windows to sample in each file of these sizes (0: index it whole), for `ranges`
+    key ranges (None: as many as the target size makes of an index 1/16 of the inputs, which
+    overestimates: the benchmark corpus's index is 1/20 of it)."""
+    total = sum(sizes)
+    expected = ranges if ranges else math.ceil(total * INDEX_SHARE / max(1, target_bytes))
+    budget = max(SAMPLE_WINDOWS, min(SAMPLE_WINDOWS_PER_RANGE * expected, total // (16 * SAMPLE_WIDTH)))
     out = []
-    for i in range(windows):
-        a = (size - width) * i // max(1, windows - 1)
-        out.append((a, min(size, a + width), i > 0))
+    for size in sizes:
+        n = max(2, round(budget * size / max(1, total)))
+        out.append(0 if 2 * n * SAMPLE_WIDTH >= size else n)
     return out
 
 
-def sample_file(path: str, filename: str, options: Dict[str, Any], fraction: float = SAMPLE_FRACTION,
-                windows: int = SAMPLE_WINDOWS) -> Dict[str, Any]:
-    """Index lines of the records that start in a few windows of `path` (a task run on a worker):
-    {"lines": the lines, each ending with LF, as one bytes (Dask sends one bytes object in
-    microseconds, a list of a thousand in a tenth of a second), "sampled": bytes the windows
-    cover, "size": the file's size}."""
+def _windows(path: str, size: int, windows: int) -> List[Tuple[int, int, bool]]:
+    """(start, stop, find) of the byte windows to sample."""
+    if windows == 0:
+        return [(0, size, False)]
+    if not splittable(path):
+        return [(0, min(size, SAMPLE_WIDTH * windows), False)]
+    return [((size - SAMPLE_WIDTH) * i // (windows - 1), (size - SAMPLE_WIDTH) * i // (windows - 1) + SAMPLE_WIDTH,
+             i > 0) for i in range(windows)]
+
+
+def sample_file(path: str, filename: str, options: Dict[str, Any], windows: int) -> Dict[str, Any]:
+    """Index lines of the records that start in `windows` windows of `path` (0: all of it; a task
+    run on a worker): {"lines": the lines, each ending with LF, as one bytes (Dask sends one
+    bytes object in microseconds, a list of a thousand in a tenth of a second), "sampled":
+    bytes the windows cover, "size": the file's size}."""
     size = os.path.getsize(path)
     chunks: List[bytes] = []
     opts = options_of(options, report=lambda m: None)
     opts.skip_errors = True   # a damaged record is the map task's to report, not the sample's
     sampled = 0
-    for a, b, find in _windows(path, size, fraction, windows):
-        if find:
-            r = Reader(path, window=FIND_WINDOW)
-            try:
+    r = Reader(path, window=FIND_WINDOW)
+    try:
+        for a, b, find in _windows(path, size, windows):
+            if find:
                 found = find_member(r, a, b)
-            finally:
-                r.close()
-            if found is None:
-                continue
-            a = found
-        index_file(path, chunks.append, opts, filename, a, b if b < size else None)
-        sampled += b - a
+                if found is None:
+                    continue
+                a = found
+            index_file(path, chunks.append, opts, filename, a, b if b < size else None,
+                       read_window=SAMPLE_READ if windows else READ_WINDOW)
+            sampled += b - a
+    finally:
+        r.close()
     data = b"".join(chunks)
     if data and not data.endswith(b"\n"):
         data += b"\n"
