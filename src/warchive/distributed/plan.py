@@ -28,17 +28,19 @@ This module decides; it must not read or write index runs.
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .._ext.gzip_members import Reader
 from ..index.build import FIND_WINDOW, find_member, plan as range_plan, splittable
+from ..errors import IndexFormatError
 from ..index.cdx import READ_WINDOW, IndexOptions, index_file
 from . import manifest
 
 __all__ = ["options_of", "input_identity", "sample_windows", "sample_file", "choose_splits", "map_specs",
-           "plan_task", "splits_of", "SAMPLE_WINDOWS", "SAMPLE_WIDTH"]
+           "plan_task", "splits_of", "load_splits", "SAMPLE_WINDOWS", "SAMPLE_WIDTH"]
 
 SAMPLE_WINDOWS = 256          # windows over all the inputs, at least
 SAMPLE_WINDOWS_PER_RANGE = 32
@@ -181,3 +183,15 @@ def plan_task(path: str, plan_id: str, specs: List[Dict[str, Any]], ranges: Opti
 def splits_of(plan: Dict[str, Any]) -> List[bytes]:
     """The split points of a plan (plan_task's manifest)."""
     return [base64.b64decode(x) for x in plan["splits"]]
+
+
+@functools.lru_cache(maxsize=4)
+def load_splits(path: str, plan_id: str) -> Tuple[bytes, ...]:
+    """The split points of the plan `plan_id` saved at `path`, read once per process: each map
+    task needs them, and a key range a split, so that passed with every task they would grow as
+    tasks x ranges (100,000 x 20,000 at 100 TB), and as a Dask dependency they are fetched
+    before the task runs, which lets a worker run its tasks out of the plan's order."""
+    m = manifest.load(path)
+    if m is None or m.get("key") != plan_id:
+        raise IndexFormatError(path, None, "not the plan of this job (another run replaced it?); run the command again")
+    return tuple(splits_of(m))

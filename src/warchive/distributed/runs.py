@@ -27,7 +27,7 @@ from ..index.build import FIND_WINDOW, find_member
 from ..index.cdx import CDX11_HEADER, FileStats, index_file
 from ..index.sort import LineSorter
 from . import manifest
-from .plan import options_of, splits_of
+from .plan import load_splits, options_of
 from .scratch import ScratchFile
 
 __all__ = ["map_task", "first_at_least", "run_name"]
@@ -117,13 +117,13 @@ def _index_range(spec: Dict[str, Any], write: Any, messages: List[str], options:
             "errors": stats.errors, "defects": stats.defects, "slow": stats.slow}
 
 
-def map_task(spec: Dict[str, Any], plan: Dict[str, Any], options: Dict[str, Any], directory: str,
+def map_task(spec: Dict[str, Any], plan_id: str, options: Dict[str, Any], directory: str,
              key: str) -> Dict[str, Any]:
     """Run map task `spec` (its "name" names its files in `directory`) with the split points of
-    `plan` (warchive.distributed.plan.plan_task's manifest) unless its manifest says it ran
-    already with this key; returns the manifest, with "ran" saying whether it ran now."""
+    the plan `plan_id` (``plan.json`` in `directory`) unless its manifest says it ran already
+    with this key; returns the manifest, with "ran" saying whether it ran now."""
     name = spec["name"]
-    splits = splits_of(plan)
+    splits = load_splits(os.path.join(directory, "plan.json"), plan_id)
     mpath = os.path.join(directory, name + ".json")
     def run() -> Dict[str, Any]:
         messages: List[str] = []
