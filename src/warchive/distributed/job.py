@@ -32,7 +32,7 @@ import os
 import shutil
 import time
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from distributed import Client, Future, LocalCluster, as_completed
 
@@ -101,27 +101,28 @@ class _Job:
 
 
 def _plan(job: _Job, paths: List[str], names: List[str], options: Dict[str, Any], opts: IndexOptions,
-          ranges: Optional[int], target: int, jobs: int, map_piece: int) -> Tuple[Any, List[Dict[str, Any]]]:
+          ranges: Optional[int], target: int, jobs: int, map_piece: int) -> Any:
     """The plan saved by an earlier run, or the future of the plan task (after one sample task
-    per file: only the plan comes back to the client, not the samples); and the map tasks."""
+    per file: only the plan comes back to the client, not the samples)."""
     path = os.path.join(job.dir, "plan.json")
     m = manifest.reusable(path, job.plan_id)
     if m is not None:
-        return m, m["maps"]
+        return m
     specs = map_specs(paths, opts, jobs, map_piece)
     windows = sample_windows([os.path.getsize(p) for p in paths], ranges, target)
     n = len(paths)
     samples = job.map("sample", [f"f{i:05d}" for i in range(n)], sample_file, paths, names, [options] * n, windows)
     job.ran["sample"] = len(samples)
-    return job.submit("plan", "plan", plan_task, path, job.plan_id, specs, ranges, target, *samples), specs
+    return job.submit("plan", "plan", plan_task, path, job.plan_id, specs, ranges, target, *samples)
 
 
-def _submit_maps(job: _Job, specs: List[Dict[str, Any]], options: Dict[str, Any]) -> Dict[Future, Dict[str, Any]]:
-    """The map tasks, to run in the plan's order (large ranges first: see warchive.index.build.plan),
+def _submit_maps(job: _Job, plan: Dict[str, Any], options: Dict[str, Any]) -> Dict[Future, Dict[str, Any]]:
+    """The map tasks, to run in the plan's order (longest first: warchive.distributed.plan.map_order),
     once the plan is saved (they read its split points from plan.json). Submitted before, they
     would wait for the plan task in Dask, and tasks that a finished task releases together go
     to the free workers in no particular order before Dask's queue, in priority order, takes
     the rest: two large ranges of 17 out of order cost the corpus run 0.1 s of imbalance."""
+    specs = [plan["maps"][i] for i in plan["order"]]
     n = len(specs)
     keys = [manifest.digest(job.plan_id, "map", s) for s in specs]
     futures = job.map("map", [s["name"] for s in specs], map_task, specs, [job.plan_id] * n, [options] * n,
@@ -231,13 +232,13 @@ def _index(inputs: Sequence[str], out: str, client: Client, kind: str, opts: Ind
 
     t = time.monotonic()
     display.stage("sample")
-    planned, specs = _plan(job, paths, names, options, opts, ranges, target, 2 * workers, map_piece)
+    planned = _plan(job, paths, names, options, opts, ranges, target, 2 * workers, map_piece)
     plan = planned.result() if isinstance(planned, Future) else planned
-    futures = _submit_maps(job, specs, options)
+    futures = _submit_maps(job, plan, options)
     job.stages["sample"] = time.monotonic() - t
 
     t = time.monotonic()
-    maps = _map(job, futures, specs, options)
+    maps = _map(job, futures, plan["maps"], options)
     job.stages["map"] = time.monotonic() - t
 
     t = time.monotonic()
