@@ -14,9 +14,14 @@ scratch directory, which every worker and the client must see):
            indexes a range again from where the one before it ended if not.
 3. merge   one task per key range (warchive.distributed.shards): its part.
 4. encode  (segment, ZipNum) one task per key range: the blocks that start
-           in it; for a segment after the serial block plan
-           (warchive.distributed.blocks).
+           in it, after one task that decides which (warchive.distributed.
+           pieces; for a segment the serial block plan of
+           warchive.distributed.blocks).
 5. join    one task: the output (warchive.distributed.assemble).
+
+The tasks of stages 3 to 5 are submitted together once the map results are
+in: each waits in Dask for those it reads, with no round trip through the
+client between them (10-25 ms each on the corpus).
 
 Every task is skipped when its manifest says it is done with the same key
 (warchive.distributed.manifest), so a rerun after a crash reuses finished
@@ -27,7 +32,6 @@ removed when the output is published (unless keep_scratch).
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import time
@@ -38,15 +42,14 @@ from distributed import Client, Future, LocalCluster, as_completed
 
 from ..durable import AtomicOutput
 from ..index.cdx import IndexOptions, display_name, iter_inputs
-from ..index.segment import DEFAULT_BLOCK_BYTES
 from ..index.zipnum import DEFAULT_LINES_PER_BLOCK
 from . import manifest
-from .assemble import concat_parts, join_segments, join_zipnum
-from .blocks import block_spans
+from .assemble import concat_parts_of, join_segments_of, join_zipnum_of
+from .pieces import segment_pieces, zipnum_pieces
 from .plan import MAP_PIECE, OPTION_NAMES, input_identity, map_specs, plan_task, sample_file, sample_windows
 from .progress import Display
 from .runs import map_task, run_name
-from .shards import lengths_name, merge_task, part_name, segment_task, zipnum_task
+from .shards import merge_task, segment_task, zipnum_task
 
 __all__ = ["index", "KINDS", "DEFAULT_TARGET_BYTES"]
 
@@ -91,10 +94,11 @@ class _Job:
         return list(self.client.map(fn, *args, key=[f"warchive-{stage}-{n}-{self.token}" for n in names],
                                     pure=False))
 
-    def gather(self, stage: str, futures: List[Future]) -> List[Dict[str, Any]]:
-        out = self.client.gather(futures)
+    def gather(self, stage: str, futures: Sequence[Any]) -> List[Dict[str, Any]]:
+        """The results of these futures (and values passed as they are), counted as tasks run."""
+        out = list(self.client.gather(list(futures)))
         self.count(stage, out)
-        return list(out)
+        return out
 
     def count(self, stage: str, results: Sequence[Dict[str, Any]]) -> None:
         self.ran[stage] = self.ran.get(stage, 0) + sum(1 for r in results if r.get("ran", True))
@@ -244,22 +248,20 @@ def _index(inputs: Sequence[str], out: str, client: Client, kind: str, opts: Ind
     t = time.monotonic()
     display.stage("merge")
     nranges = len(plan["splits"]) + 1
-    merged = _merge(job, maps, nranges, kind == "segment")
+    merging = _merge(job, maps, nranges, kind == "segment")
+    if kind == "cdxj":
+        final = job.submit("join", "cdxj", concat_parts_of, out, job.dir, *merging)
+    elif kind == "segment":
+        final = _segment(job, merging, out, seg_opts)
+    else:
+        final = _zipnum(job, merging, out, zlines, zparts, zcomp, zlevel)
+    merged = job.gather("merge", merging)
     job.stages["merge"] = time.monotonic() - t
 
     t = time.monotonic()
-    parts = [os.path.join(plan_dir, part_name(k)) for k in range(nranges)]
-    if kind == "cdxj":
-        display.stage("join")
-        nonempty = [p for p, m in zip(parts, merged) if m["files"]]
-        result = job.gather("join", [job.submit("join", "cdxj", concat_parts, nonempty, out)])[0]
-        written = result["bytes"]
-    elif kind == "segment":
-        result = _segment(job, merged, parts, out, seg_opts, display)
-        written = result["bytes"]
-    else:
-        result = _zipnum(job, merged, parts, out, zlines, zparts, zcomp, zlevel, display)
-        written = result["bytes"]
+    display.stage("encode and join" if kind != "cdxj" else "join")
+    result = job.gather("join", [final])[0]
+    written = result["bytes"]
     job.stages["encode+join" if kind != "cdxj" else "join"] = time.monotonic() - t
     display.close()
     if not keep:
@@ -280,76 +282,42 @@ def _index(inputs: Sequence[str], out: str, client: Client, kind: str, opts: Ind
     }
 
 
-def _merge(job: _Job, maps: List[Dict[str, Any]], nranges: int, lengths: bool) -> List[Dict[str, Any]]:
+def _merge(job: _Job, maps: List[Dict[str, Any]], nranges: int, lengths: bool) -> List[Any]:
+    """For each key range, the future of its merge task, or its manifest when it is empty."""
     args: List[List[Any]] = []
-    out: List[Optional[Dict[str, Any]]] = []
+    out: List[Any] = []
     for k in range(nranges):
         used = [m for m in maps if str(k) in m["ranges"]]
         key = manifest.digest(job.plan_id, "merge", k, [m["key"] for m in used], lengths)
         if not used:   # an empty key range: nothing to merge, no part
-            out.append({"range": k, "lines": 0, "bytes": 0, "headers": 0, "key": key, "files": []})
+            out.append({"range": k, "lines": 0, "bytes": 0, "headers": 0, "key": key, "files": [], "ran": False})
             continue
         runs = [[os.path.join(job.dir, run_name(m["name"])), m["ranges"][str(k)][2], m["ranges"][str(k)][1]]
                 for m in used]
         args.append([k, runs, job.dir, key, lengths])
         out.append(None)
-    futures = job.map("merge", [f"r{a[0]:05d}" for a in args], merge_task, *zip(*args))
-    got = iter(job.gather("merge", futures))
+    got = iter(job.map("merge", [f"r{a[0]:05d}" for a in args], merge_task, *zip(*args)))
     return [m if m is not None else next(got) for m in out]
 
 
-def _parts_table(merged: List[Dict[str, Any]], parts: List[str], kept: bool) -> List[Dict[str, Any]]:
-    table, first = [], 0
-    for k, (m, p) in enumerate(zip(merged, parts)):
-        n = m["lines"] - (m["headers"] if kept else 0)
-        table.append({"path": p, "first": first, "lines": n, "key": m["key"],
-                      "lengths": os.path.join(os.path.dirname(p), lengths_name(k))})
-        first += n
-    return table
+def _segment(job: _Job, merging: List[Any], out: str, seg_opts: Dict[str, Any]) -> Future:
+    """The segment's tasks after the merges, all submitted at once (each waits in Dask for the
+    ones before): where its blocks close (one task), one encode task a key range, the join."""
+    n = len(merging)
+    pieces = job.submit("blocks", "blocks", segment_pieces, job.plan_id, job.dir, seg_opts, *merging)
+    encoded = job.map("encode", [f"s{k:05d}" for k in range(n)], segment_task, range(n), [pieces] * n,
+                      [job.dir] * n, [seg_opts] * n)
+    return job.submit("join", "segment", join_segments_of, out, job.dir, seg_opts, *encoded)
 
 
-def _segment(job: _Job, merged: List[Dict[str, Any]], parts: List[str], out: str, seg_opts: Dict[str, Any],
-             display: Display) -> Dict[str, Any]:
-    display.stage("blocks")
-    table = _parts_table(merged, parts, kept=False)
-    bl = int(seg_opts.get("block_lines", 0))
-    bb = int(seg_opts.get("block_bytes", DEFAULT_BLOCK_BYTES))
-    spans = job.client.submit(block_spans, table, bl, bb, key=f"warchive-blocks-{job.token}", pure=False).result()
-    args, used = [], []
-    display.stage("encode")
-    for k, span in enumerate(spans):
-        if span is None:
-            continue
-        inputs = [t["key"] for t in table if t["first"] < span[1] and t["first"] + t["lines"] > span[0]]
-        key = manifest.digest(job.plan_id, "segment", k, span, inputs, seg_opts)
-        args.append([k, span, table, job.dir, key, seg_opts])
-        used.append(os.path.join(job.dir, f"s{k:05d}.seg"))
-    job.gather("encode", job.map("encode", [f"s{a[0]:05d}" for a in args], segment_task, *zip(*args)))
-    display.stage("join")
-    return dict(job.gather("join", [job.submit("join", "segment", join_segments, used, out, seg_opts)])[0])
-
-
-def _zipnum(job: _Job, merged: List[Dict[str, Any]], parts: List[str], out: str, n: int, nparts: int,
-            comp: str, level: Optional[int], display: Display) -> Dict[str, Any]:
-    display.stage("encode")
-    table = _parts_table(merged, parts, kept=True)
-    total = table[-1]["first"] + table[-1]["lines"] if table else 0
-    args, names = [], []
-    for k, t in enumerate(table):
-        a = math.ceil(t["first"] / n) * n
-        if a >= t["first"] + t["lines"]:
-            continue   # no block starts in this range
-        b = min(math.ceil((t["first"] + t["lines"]) / n) * n, total)
-        inputs = [u["key"] for u in table if u["first"] < b and u["first"] + u["lines"] > a]
-        key = manifest.digest(job.plan_id, "zipnum", k, [a, b], inputs, n, comp, level)
-        args.append([k, [a, b], table, job.dir, key, n, comp, level])
-        names.append(os.path.join(job.dir, f"z{k:05d}.gz"))
-    futures = job.map("encode", [f"z{a[0]:05d}" for a in args], zipnum_task, *zip(*args))
-    chunks = [dict(m, path=p) for m, p in zip(job.gather("encode", futures), names)]
-    display.stage("join")
-    total_bytes = sum(m["bytes"] for m in merged)
-    r = job.gather("join", [job.submit("join", "zipnum", join_zipnum, chunks, out, total_bytes, nparts)])[0]
-    return dict(r, bytes=sum(c[1] for ch in chunks for c in ch["blocks"]))
+def _zipnum(job: _Job, merging: List[Any], out: str, lines: int, nparts: int, comp: str,
+            level: Optional[int]) -> Future:
+    """The ZipNum cluster's tasks after the merges, as _segment's."""
+    n = len(merging)
+    plan = job.submit("blocks", "zipnum", zipnum_pieces, job.plan_id, job.dir, lines, comp, level, *merging)
+    encoded = job.map("encode", [f"z{k:05d}" for k in range(n)], zipnum_task, range(n), [plan] * n, [job.dir] * n,
+                      [lines] * n, [comp] * n, [level] * n)
+    return job.submit("join", "zipnum", join_zipnum_of, out, job.dir, nparts, plan, *encoded)
 
 
 def write_summary(summary: Dict[str, Any], path: str) -> None:

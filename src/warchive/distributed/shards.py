@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import mmap
 import os
-from typing import Any, Dict, Iterator, List, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 
@@ -109,9 +109,14 @@ def span_lines(parts: Sequence[Dict[str, Any]], a: int, b: int, kept: bool) -> I
                 i += 1
 
 
-def segment_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], directory: str, key: str,
+def segment_task(k: int, pieces: Sequence[Optional[Dict[str, Any]]], directory: str,
                  options: Dict[str, Any]) -> Dict[str, Any]:
-    """The blocks that start in part k, lines span[0]..span[1]-1, as the small segment s<k>.seg."""
+    """The blocks that start in part k (pieces[k]: warchive.distributed.pieces.segment_pieces), lines
+    span[0]..span[1]-1, as the small segment s<k>.seg; nothing when none does."""
+    piece = pieces[k]
+    if piece is None:
+        return {"range": k, "files": [], "ran": False}
+    span, parts, key = piece["span"], piece["parts"], piece["key"]
     mpath = os.path.join(directory, f"s{k:05d}.json")
     def run() -> Dict[str, Any]:
         with ScratchFile(os.path.join(directory, f"s{k:05d}.seg")) as out:
@@ -124,11 +129,16 @@ def segment_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], direc
     return manifest.once(mpath, key, run)
 
 
-def zipnum_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], directory: str, key: str,
-                lines_per_block: int, compressor: str, level: Any) -> Dict[str, Any]:
-    """The ZipNum blocks that start in part k (kept lines span[0]..span[1]-1, span[0] a multiple
-    of lines_per_block) as gzip members back to back in z<k>.gz; the manifest lists each block's
-    first line (base64), compressed length and uncompressed bytes."""
+def zipnum_task(k: int, plan: Dict[str, Any], directory: str, lines_per_block: int, compressor: str,
+                level: Any) -> Dict[str, Any]:
+    """The ZipNum blocks that start in part k (plan["pieces"][k]: warchive.distributed.pieces.
+    zipnum_pieces; kept lines span[0]..span[1]-1, span[0] a multiple of lines_per_block) as gzip
+    members back to back in z<k>.gz; the manifest lists each block's first line (base64),
+    compressed length and uncompressed bytes. Nothing when no block starts there."""
+    piece = plan["pieces"][k]
+    if piece is None:
+        return {"range": k, "files": [], "ran": False}
+    span, parts, key = piece["span"], piece["parts"], piece["key"]
     mpath = os.path.join(directory, f"z{k:05d}.json")
     def run() -> Dict[str, Any]:
         compress = block_compressor(compressor, level)
