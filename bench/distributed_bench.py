@@ -153,7 +153,8 @@ def _report(label: str, a: Any, ref: Dict[str, Any], runs: List[Dict[str, Any]])
         lines.append(f"{r['pair']:>4} {r['kind']:<8} {r['workers']:>7} {r['wall_s']:7.2f} {st['sample']:7.2f} "
                      f"{st['map']:5.2f} {st['merge']:6.2f} {st.get('encode+join', st.get('join', 0)):9.2f} "
                      f"{r['map_GBps_per_worker']:16.3f} {r['merge_lines_per_s']:14,.0f} "
-                     f"{r['bytes_shuffled'] / 1e6:12.1f} {r['bytes_written'] / 1e6:11.1f} {r['skew']:5.2f} {r['load']:5.2f}")
+                     f"{r['bytes_shuffled'] / 1e6:12.1f} {r['bytes_written'] / 1e6:11.1f} {r['skew']:5.2f} "
+                     f"{r['load']:5.2f}")
     lines.append("")
     for kind in ("cdxj", "segment", "zipnum"):
         for pair in sorted({r["pair"] for r in runs}):

@@ -82,7 +82,8 @@ def join_segments_of(out: str, directory: str, options: Dict[str, Any], *encoded
     return dict(join_segments(pieces, out, options), ran=True)
 
 
-def join_zipnum_of(out: str, directory: str, parts: int, plan: Dict[str, Any], *encoded: Dict[str, Any]) -> Dict[str, Any]:
+def join_zipnum_of(out: str, directory: str, parts: int, plan: Dict[str, Any],
+                   *encoded: Dict[str, Any]) -> Dict[str, Any]:
     """join_zipnum of the members the ZipNum encode tasks wrote (their manifests, key order; plan:
     warchive.distributed.pieces.zipnum_pieces's); "bytes": the compressed bytes of the blocks."""
     chunks = [dict(e, path=os.path.join(directory, f"z{e['range']:05d}.gz")) for e in encoded if e["files"]]

@@ -36,7 +36,7 @@ import os
 import shutil
 import time
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from distributed import Client, Future, LocalCluster, as_completed
 
@@ -80,7 +80,10 @@ class _Job:
         self.stages: Dict[str, float] = {}
 
     def submit(self, stage: str, name: str, fn: Callable[..., Any], *args: Any) -> Future:
+        """One task; a task of a stage that is not gathered (plan, blocks) counts as run."""
         self.tasks[stage] = self.tasks.get(stage, 0) + 1
+        if stage in ("plan", "blocks"):
+            self.ran[stage] = self.ran.get(stage, 0) + 1
         return self.client.submit(fn, *args, key=f"warchive-{stage}-{name}-{self.token}", pure=False)
 
     def map(self, stage: str, names: Sequence[str], fn: Callable[..., Any], *args: Sequence[Any]) -> List[Future]:
@@ -249,18 +252,20 @@ def _index(inputs: Sequence[str], out: str, client: Client, kind: str, opts: Ind
     display.stage("merge")
     nranges = len(plan["splits"]) + 1
     merging = _merge(job, maps, nranges, kind == "segment")
+    encoded: List[Future] = []
     if kind == "cdxj":
         final = job.submit("join", "cdxj", concat_parts_of, out, job.dir, *merging)
     elif kind == "segment":
-        final = _segment(job, merging, out, seg_opts)
+        final, encoded = _segment(job, merging, out, seg_opts)
     else:
-        final = _zipnum(job, merging, out, zlines, zparts, zcomp, zlevel)
+        final, encoded = _zipnum(job, merging, out, zlines, zparts, zcomp, zlevel)
     merged = job.gather("merge", merging)
     job.stages["merge"] = time.monotonic() - t
 
     t = time.monotonic()
     display.stage("encode and join" if kind != "cdxj" else "join")
     result = job.gather("join", [final])[0]
+    job.gather("encode", encoded)
     written = result["bytes"]
     job.stages["encode+join" if kind != "cdxj" else "join"] = time.monotonic() - t
     display.close()
@@ -300,24 +305,25 @@ def _merge(job: _Job, maps: List[Dict[str, Any]], nranges: int, lengths: bool) -
     return [m if m is not None else next(got) for m in out]
 
 
-def _segment(job: _Job, merging: List[Any], out: str, seg_opts: Dict[str, Any]) -> Future:
+def _segment(job: _Job, merging: List[Any], out: str, seg_opts: Dict[str, Any]) -> Tuple[Future, List[Future]]:
     """The segment's tasks after the merges, all submitted at once (each waits in Dask for the
-    ones before): where its blocks close (one task), one encode task a key range, the join."""
+    ones before): where its blocks close (one task), one encode task a key range, the join;
+    the futures of the join and of the encode tasks."""
     n = len(merging)
     pieces = job.submit("blocks", "blocks", segment_pieces, job.plan_id, job.dir, seg_opts, *merging)
     encoded = job.map("encode", [f"s{k:05d}" for k in range(n)], segment_task, range(n), [pieces] * n,
                       [job.dir] * n, [seg_opts] * n)
-    return job.submit("join", "segment", join_segments_of, out, job.dir, seg_opts, *encoded)
+    return job.submit("join", "segment", join_segments_of, out, job.dir, seg_opts, *encoded), encoded
 
 
 def _zipnum(job: _Job, merging: List[Any], out: str, lines: int, nparts: int, comp: str,
-            level: Optional[int]) -> Future:
+            level: Optional[int]) -> Tuple[Future, List[Future]]:
     """The ZipNum cluster's tasks after the merges, as _segment's."""
     n = len(merging)
     plan = job.submit("blocks", "zipnum", zipnum_pieces, job.plan_id, job.dir, lines, comp, level, *merging)
     encoded = job.map("encode", [f"z{k:05d}" for k in range(n)], zipnum_task, range(n), [plan] * n, [job.dir] * n,
                       [lines] * n, [comp] * n, [level] * n)
-    return job.submit("join", "zipnum", join_zipnum_of, out, job.dir, nparts, plan, *encoded)
+    return job.submit("join", "zipnum", join_zipnum_of, out, job.dir, nparts, plan, *encoded), encoded
 
 
 def write_summary(summary: Dict[str, Any], path: str) -> None:
