@@ -19,6 +19,8 @@ distributed = pytest.importorskip("distributed")
 import warcgen  # noqa: E402
 from warchive.distributed import index as dindex  # noqa: E402
 from warchive.distributed import manifest  # noqa: E402
+from warchive.distributed.plan import (SAMPLE_WIDTH, SAMPLE_WINDOWS, map_order, sample_groups,  # noqa: E402
+                                       sample_windows)
 from warchive.distributed.scratch import FileSlice, ScratchFile  # noqa: E402
 from warchive.errors import IndexFormatError  # noqa: E402
 from warchive.index.sort import merge_files  # noqa: E402
@@ -227,6 +229,36 @@ def test_a_manifest_is_reused_only_while_its_files_are_whole(tmp_path):
     assert manifest.reusable(str(tmp_path / "t.json"), "k1") is None
     (tmp_path / "t.json").write_bytes(b"\0" * 40)   # the manifest itself zeroed
     assert manifest.load(str(tmp_path / "t.json")) is None
+
+
+def test_the_sample_follows_the_ranges_not_the_corpus():
+    big = 1 << 30
+    w = sample_windows([big, big // 4, 100_000], 8, 1)
+    assert w[2] == 0 and w[0] > 3 * w[1] > 0   # a small file whole; windows by size
+    assert sum(sample_windows([big] * 4, 8, 1)) == SAMPLE_WINDOWS
+    assert abs(sum(sample_windows([big] * 40, 8, 1)) - SAMPLE_WINDOWS) <= 20   # ten times the corpus: as many
+    assert sum(sample_windows([big] * 4, 64, 1)) == 64 * 32   # more ranges, more windows
+    assert sum(w) * SAMPLE_WIDTH < big // 16
+
+
+def test_sample_groups_cover_every_file_once_and_balance():
+    files = [[f"/f{i}", f"f{i}", i % 7 + 1, 1 << 30] for i in range(50)]
+    groups = sample_groups(files, 4)
+    assert len(groups) == 4
+    assert sorted(f[0] for g in groups for f in g) == sorted(f[0] for f in files)
+    loads = [sum(f[2] for f in g) for g in groups]
+    assert max(loads) - min(loads) <= 7
+    assert len(sample_groups(files[:2], 4)) == 2
+
+
+def test_map_tasks_run_longest_first_by_the_sample():
+    specs = [{"path": "/a", "start": 0, "stop": 100, "cost": 100},
+             {"path": "/a", "start": 100, "stop": None, "cost": 100},
+             {"path": "/b", "start": 0, "stop": None, "cost": 150}]
+    samples = [{"path": "/a", "size": 200, "lines": b"x\n" * 10, "sampled": 20, "windows": [[0, 10, 0], [150, 10, 20]]},
+               {"path": "/b", "size": 150, "lines": b"y\n", "sampled": 150, "windows": [[0, 150, 2]]}]
+    # /a's second range made index lines in its window, its first none: it goes first
+    assert map_order(specs, samples) == [1, 2, 0]
 
 
 def test_a_merge_reads_byte_ranges_of_runs(tmp_path):

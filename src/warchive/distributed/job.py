@@ -46,7 +46,8 @@ from ..index.zipnum import DEFAULT_LINES_PER_BLOCK
 from . import manifest
 from .assemble import concat_parts_of, join_segments_of, join_zipnum_of
 from .pieces import segment_pieces, zipnum_pieces
-from .plan import MAP_PIECE, OPTION_NAMES, input_identity, map_specs, plan_task, sample_file, sample_windows
+from .plan import (MAP_PIECE, OPTION_NAMES, input_identity, map_specs, plan_task, sample_files, sample_groups,
+                   sample_windows)
 from .progress import Display
 from .runs import map_task, run_name
 from .shards import merge_task, segment_task, zipnum_task
@@ -109,16 +110,18 @@ class _Job:
 
 def _plan(job: _Job, paths: List[str], names: List[str], options: Dict[str, Any], opts: IndexOptions,
           ranges: Optional[int], target: int, jobs: int, map_piece: int) -> Any:
-    """The plan saved by an earlier run, or the future of the plan task (after one sample task
-    per file: only the plan comes back to the client, not the samples)."""
+    """The plan saved by an earlier run, or the future of the plan task (after the sample tasks,
+    `jobs` at most: only the plan comes back to the client, not the samples)."""
     path = os.path.join(job.dir, "plan.json")
     m = manifest.reusable(path, job.plan_id)
     if m is not None:
         return m
     specs = map_specs(paths, opts, jobs, map_piece)
-    windows = sample_windows([os.path.getsize(p) for p in paths], ranges, target)
-    n = len(paths)
-    samples = job.map("sample", [f"f{i:05d}" for i in range(n)], sample_file, paths, names, [options] * n, windows)
+    sizes = [os.path.getsize(p) for p in paths]
+    windows = sample_windows(sizes, ranges, target)
+    groups = sample_groups([list(f) for f in zip(paths, names, windows, sizes)], jobs)
+    n = len(groups)
+    samples = job.map("sample", [f"g{i:05d}" for i in range(n)], sample_files, groups, [options] * n)
     job.ran["sample"] = len(samples)
     return job.submit("plan", "plan", plan_task, path, job.plan_id, specs, ranges, target, *samples)
 
