@@ -181,12 +181,15 @@ def choose_splits(samples: Sequence[Dict[str, Any]], ranges: Optional[int], targ
 def map_specs(inputs: Sequence[str], opts: IndexOptions, jobs: int, min_piece: int = MAP_PIECE) -> List[Dict[str, Any]]:
     """The map tasks, in input order, as JSON: whole files, and with jobs > 1 large gzip files
     with `sl` members cut into byte ranges (warchive.index.build.plan), joined up to at least
-    min_piece bytes each; each named m<i>."""
+    min_piece bytes each (and a file's last range, when shorter, goes with the one before it:
+    the plan cuts the last 2 MiB of each file apart for -j's threads to take first, which a
+    Dask task, at a few ms of CPU, does not pay for); each named m<i>."""
     out: List[Dict[str, Any]] = []
     for t in range_plan(inputs, opts, jobs):
         path = os.path.abspath(t.path)
         last = out[-1] if out else None
-        if last is not None and last["path"] == path and last["cost"] < min_piece and t.find:
+        short = last is not None and (last["cost"] < min_piece or (t.stop is None and t.cost < min_piece))
+        if last is not None and last["path"] == path and short and t.find:
             last["stop"] = t.stop   # a Dask task costs milliseconds: ranges below min_piece go together
             last["cost"] += t.cost
             continue
