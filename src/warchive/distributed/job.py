@@ -268,7 +268,8 @@ def _index(inputs: Sequence[str], out: str, client: Client, kind: str, opts: Ind
     t = time.monotonic()
     display.stage("encode and join" if kind != "cdxj" else "join")
     result = job.gather("join", [final])[0]
-    job.gather("encode", encoded)
+    if encoded:
+        job.gather("encode", encoded)
     written = result["bytes"]
     job.stages["encode+join" if kind != "cdxj" else "join"] = time.monotonic() - t
     display.close()
