@@ -5,11 +5,14 @@ The stages, each a set of Dask tasks whose results are small manifests
 (only paths, split points and counts travel; lines go through files in the
 scratch directory, which every worker and the client must see):
 
-1. sample  one task per file (warchive.distributed.plan.sample_file), then
-           one task that chooses the split points of the key ranges and
-           saves the plan as ``plan.json`` in the scratch directory.
-2. map     one task per file or byte range (warchive.distributed.runs):
-           one sorted run, cut by key range. The client then checks, as
+1. sample  a few tasks (2 per worker at most, the files grouped by cost:
+           warchive.distributed.plan.sample_files), then one task that
+           chooses the split points of the key ranges and the order of the
+           map tasks, and saves the plan as ``plan.json`` in the scratch
+           directory; only the plan comes back to the client.
+2. map     one task per file or byte range (warchive.distributed.runs),
+           longest first: one sorted run, cut by key range. The client
+           then checks, as
            ``warchive index -j`` does, that the ranges of each file met, and
            indexes a range again from where the one before it ended if not.
 3. merge   one task per key range (warchive.distributed.shards): its part.
