@@ -12,9 +12,9 @@ scratch directory, which every worker and the client must see):
            directory; only the plan comes back to the client.
 2. map     one task per file or byte range (warchive.distributed.runs),
            longest first: one sorted run, cut by key range. The client
-           then checks, as
-           ``warchive index -j`` does, that the ranges of each file met, and
-           indexes a range again from where the one before it ended if not.
+           then checks, as ``warchive index -j`` does, that the ranges of
+           each file met, and indexes a range again from where the one
+           before it ended if not.
 3. merge   one task per key range (warchive.distributed.shards): its part.
 4. encode  (segment, ZipNum) one task per key range: the blocks that start
            in it, after one task that decides which (warchive.distributed.
