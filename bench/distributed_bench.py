@@ -9,7 +9,8 @@ wall time by stage, map GB/s per worker (input bytes over map seconds x workers)
 lines/s, bytes shuffled (runs) and written, the load average, the CPU seconds of the client's
 process and the workers, and how many cores other jobs took meanwhile ("others": at normal
 priority, measured from /proc/stat less our own CPU; "niced": at low priority, the fuzzers,
-which take what we leave idle). The speed-ups are summed up over all pairs and over the pairs
+which nonetheless take up to a core when the kernel shares the CPU by session, as it does
+with kernel.sched_autogroup_enabled = 1: nice orders tasks only within a session). The speed-ups are summed up over all pairs and over the pairs
 in which other jobs took less than 0.25 of a core (the machine is shared: a profiler run by
 someone else at normal priority takes a core of the two). The cluster's start-up is not
 timed. With --times N (N > 1) the corpus is then indexed again as a corpus N times as
