@@ -18,6 +18,12 @@ distributed = pytest.importorskip("distributed")
 
 import warcgen  # noqa: E402
 from warchive.distributed import index as dindex  # noqa: E402
+from warchive.distributed import manifest  # noqa: E402
+from warchive.distributed.plan import (SAMPLE_WIDTH, SAMPLE_WINDOWS, map_order, sample_groups,  # noqa: E402
+                                       sample_windows)
+from warchive.distributed.scratch import FileSlice, ScratchFile  # noqa: E402
+from warchive.errors import IndexFormatError  # noqa: E402
+from warchive.index.sort import merge_files  # noqa: E402
 from warchive.index.build import index_paths  # noqa: E402
 from warchive.index.cdx import IndexOptions  # noqa: E402
 from warchive.index.segment import build_segment  # noqa: E402
@@ -202,6 +208,93 @@ def test_a_rerun_after_the_client_is_killed_reuses_finished_tasks(client, tmp_pa
     assert _digest(out) == _digest(ref)
     assert s["tasks_run"]["map"] <= s["tasks"]["map"] - 2 < s["tasks"]["map"]
     assert "sample" not in s["tasks"]   # the saved plan was used: no sampling again
+
+
+def test_a_manifest_is_reused_only_while_its_files_are_whole(tmp_path):
+    """Scratch files are not fsynced: a power loss can leave one short or zeroed under its name."""
+    with ScratchFile(str(tmp_path / "a.run")) as a:
+        a.write(b"alpha\n")
+        a.write(b"beta\n")
+    assert (tmp_path / "a.run").read_bytes() == b"alpha\nbeta\n" and a.size == 11
+    assert not list(tmp_path.glob("*.tmp"))
+    m = manifest.publish(str(tmp_path / "t.json"), "k1", {"files": [a.entry(str(tmp_path))], "lines": 2})
+    assert manifest.reusable(str(tmp_path / "t.json"), "k1") == m
+    assert manifest.reusable(str(tmp_path / "t.json"), "k2") is None   # another task's key
+    for damaged in (b"alpha\nbeta", b"\0" * 11, b"alphA\nbeta\n", b"alpha\nbeta\n\0"):
+        (tmp_path / "a.run").write_bytes(damaged)
+        assert manifest.reusable(str(tmp_path / "t.json"), "k1") is None, damaged
+    (tmp_path / "a.run").write_bytes(b"alpha\nbeta\n")
+    assert manifest.reusable(str(tmp_path / "t.json"), "k1") == m
+    (tmp_path / "a.run").unlink()
+    assert manifest.reusable(str(tmp_path / "t.json"), "k1") is None
+    (tmp_path / "t.json").write_bytes(b"\0" * 40)   # the manifest itself zeroed
+    assert manifest.load(str(tmp_path / "t.json")) is None
+
+
+def test_the_sample_follows_the_ranges_not_the_corpus():
+    big = 1 << 30
+    w = sample_windows([big, big // 4, 100_000], 8, 1)
+    assert w[2] == 0 and w[0] > 3 * w[1] > 0   # a small file whole; windows by size
+    assert sum(sample_windows([big] * 4, 8, 1)) == SAMPLE_WINDOWS
+    assert abs(sum(sample_windows([big] * 40, 8, 1)) - SAMPLE_WINDOWS) <= 20   # ten times the corpus: as many
+    assert sum(sample_windows([big] * 4, 64, 1)) == 64 * 32   # more ranges, more windows
+    assert sum(w) * SAMPLE_WIDTH < big // 16
+
+
+def test_sample_groups_cover_every_file_once_and_balance():
+    files = [[f"/f{i}", f"f{i}", i % 7 + 1, 1 << 30] for i in range(50)]
+    groups = sample_groups(files, 4)
+    assert len(groups) == 4
+    assert sorted(f[0] for g in groups for f in g) == sorted(f[0] for f in files)
+    loads = [sum(f[2] for f in g) for g in groups]
+    assert max(loads) - min(loads) <= 7
+    assert len(sample_groups(files[:2], 4)) == 2
+
+
+def test_map_tasks_run_longest_first_by_the_sample():
+    specs = [{"path": "/a", "start": 0, "stop": 100, "cost": 100},
+             {"path": "/a", "start": 100, "stop": None, "cost": 100},
+             {"path": "/b", "start": 0, "stop": None, "cost": 150}]
+    samples = [{"path": "/a", "size": 200, "lines": b"x\n" * 10, "sampled": 20, "windows": [[0, 10, 0], [150, 10, 20]]},
+               {"path": "/b", "size": 150, "lines": b"y\n", "sampled": 150, "windows": [[0, 150, 2]]}]
+    # /a's second range made index lines in its window, its first none: it goes first
+    assert map_order(specs, samples) == [1, 2, 0]
+
+
+def test_a_merge_reads_byte_ranges_of_runs(tmp_path):
+    """Each map task writes one run; a merge reads its key range's bytes of each."""
+    a, b = tmp_path / "a.run", tmp_path / "b.run"
+    a.write_bytes(b"a1\nb1\nc1\n")
+    b.write_bytes(b"a2\nb0\nb1\nc0\n")
+    got = []
+    stats = merge_files([FileSlice(str(a), 3, 3), FileSlice(str(b), 3, 6)], lambda x: got.append(x))
+    assert b"".join(got) == b"b0\nb1\n" and stats.lines_out == 2   # b1 once
+    with pytest.raises(IndexFormatError):
+        merge_files([FileSlice(str(a), 6, 10)], lambda x: None)   # a run shorter than its manifest says
+
+
+def test_damaged_scratch_files_are_computed_again_and_intact_ones_reused(client, tmp_path):
+    inputs = _big_inputs(tmp_path / "in")[:3]
+    ref = _reference(inputs, IndexOptions(), tmp_path / "r")
+    out = tmp_path / "x.cdxj"
+    kw = dict(ranges=3, scratch=str(tmp_path / "scratch"), keep_scratch=True, map_piece=1 << 20)
+    first = dindex(inputs, str(out), client, **kw)
+    assert first["tasks_run"]["map"] == first["tasks"]["map"] >= 3
+    runs = [r for r in sorted((tmp_path / "scratch").glob("*/m*.run")) if r.stat().st_size > 100]
+    assert len(runs) >= 2
+    short, zeroed = runs[0], runs[-1]
+    short.write_bytes(short.read_bytes()[:-100])
+    zeroed.write_bytes(bytes(zeroed.stat().st_size))
+    part = next(p for p in sorted((tmp_path / "scratch").glob("*/p*.cdxj")) if p.stat().st_size)
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 1
+    part.write_bytes(bytes(data))
+    out.unlink()
+    again = dindex(inputs, str(out), client, **kw)
+    assert out.read_bytes() == ref.read_bytes()
+    assert again["tasks_run"]["map"] == 2 and again["tasks_run"]["merge"] == 1
+    third = dindex(inputs, str(out), client, **kw)   # now all whole again: nothing runs
+    assert third["tasks_run"]["map"] == 0 and third["tasks_run"]["merge"] == 0
 
 
 def _skewed_corpus(d: Path, files=3, records=900):

@@ -8,20 +8,23 @@ one machine writes.
   (``.idx``) and the ``.loc`` as write_zipnum does.
 
 Each runs as one task on a worker, reading the scratch files; only their
-names travel.
+names travel. The ``*_of`` forms take the manifests of the tasks before
+(their Dask futures), so that the join waits in Dask, not for the client.
 """
 
 from __future__ import annotations
 
 import base64
+import os
 from typing import Any, Dict, Optional, Sequence
 
 from ..durable import AtomicOutput
 from ..errors import IndexFormatError
 from ..index.zipnum import ClusterWriter
 from .blocks import join_segments
+from .shards import part_name
 
-__all__ = ["concat_parts", "join_segments", "join_zipnum"]
+__all__ = ["concat_parts", "join_segments", "join_zipnum", "concat_parts_of", "join_segments_of", "join_zipnum_of"]
 
 COPY = 4 << 20
 
@@ -66,3 +69,23 @@ def join_zipnum(chunks: Sequence[Dict[str, Any]], out: str, total_bytes: int, pa
         writer.abort()
         raise
     return {"lines": cluster.lines, "blocks": cluster.blocks, "parts": len(cluster.parts), "ran": True}
+
+
+def concat_parts_of(out: str, directory: str, *merged: Dict[str, Any]) -> Dict[str, int]:
+    """concat_parts of the parts in `directory` that the merge manifests `merged` (key order) wrote."""
+    return concat_parts([os.path.join(directory, part_name(m["range"])) for m in merged if m["files"]], out)
+
+
+def join_segments_of(out: str, directory: str, options: Dict[str, Any], *encoded: Dict[str, Any]) -> Dict[str, int]:
+    """join_segments of the pieces the segment encode tasks wrote (their manifests, key order)."""
+    pieces = [os.path.join(directory, f"s{e['range']:05d}.seg") for e in encoded if e["files"]]
+    return dict(join_segments(pieces, out, options), ran=True)
+
+
+def join_zipnum_of(out: str, directory: str, parts: int, plan: Dict[str, Any],
+                   *encoded: Dict[str, Any]) -> Dict[str, Any]:
+    """join_zipnum of the members the ZipNum encode tasks wrote (their manifests, key order; plan:
+    warchive.distributed.pieces.zipnum_pieces's); "bytes": the compressed bytes of the blocks."""
+    chunks = [dict(e, path=os.path.join(directory, f"z{e['range']:05d}.gz")) for e in encoded if e["files"]]
+    r = join_zipnum(chunks, out, plan["bytes"], parts)
+    return dict(r, bytes=sum(c[1] for ch in chunks for c in ch["blocks"]))

@@ -1,12 +1,15 @@
 """Task manifests: how a distributed job knows which of its tasks are finished.
 
-Every task of a job (warchive.distributed.job) publishes its files by atomic
-rename and then, last, a small JSON manifest beside them: the task's key (a
-digest of everything that determines its output: the plan, the task's own
-description, the manifests of its inputs) and what it wrote. A task whose
-manifest is there with the same key, and whose files are all there, is not
-run again: that is how a rerun after a crashed client reuses finished runs
-and shards. docs/format.md ("Distributed index runs") specifies the files.
+Every task of a job (warchive.distributed.job) publishes its files by rename
+(warchive.distributed.scratch: not fsynced) and then, last, a small JSON
+manifest beside them: the task's key (a digest of everything that determines
+its output: the plan, the task's own description, the manifests of its
+inputs), the size and CRC-32 of each file it wrote, and what it found. A
+task whose manifest is there with the same key, and whose files are all
+there with those sizes and CRCs, is not run again: that is how a rerun after
+a crashed client reuses finished runs and shards, and how a file that a
+power loss left short or zeroed is computed again instead of trusted.
+docs/format.md ("Distributed index runs") specifies the files.
 This module reads and writes manifests; it must not know what tasks do.
 """
 
@@ -15,13 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Callable, Dict, Iterable, Optional
+from typing import Any, Callable, Dict, Optional
 
-from ..durable import AtomicOutput
+from .scratch import intact, publish_bytes
 
 __all__ = ["digest", "load", "publish", "reusable", "VERSION"]
 
-VERSION = 1
+VERSION = 2   # 1: "files" were names only, and everything was fsynced
 
 
 def digest(*parts: Any) -> str:
@@ -42,15 +45,15 @@ def load(path: str) -> Optional[Dict[str, Any]]:
     return m
 
 
-def reusable(path: str, key: str, files: Iterable[str] = ()) -> Optional[Dict[str, Any]]:
-    """The manifest at `path` if it is the one of task `key` and every file it names (`files`
-    relative to its directory, and its own "files" list) exists; else None."""
+def reusable(path: str, key: str) -> Optional[Dict[str, Any]]:
+    """The manifest at `path` if it is the one of task `key` and every file it lists
+    ([name relative to its directory, size, CRC-32]) is there, whole; else None."""
     m = load(path)
     if m is None or m.get("key") != key:
         return None
     d = os.path.dirname(path)
-    for name in list(files) + list(m.get("files", [])):
-        if not os.path.exists(os.path.join(d, name)):
+    for entry in m.get("files", []):
+        if not (isinstance(entry, list) and len(entry) == 3 and intact(os.path.join(d, entry[0]), entry[1], entry[2])):
             return None
     return m
 
@@ -68,10 +71,11 @@ def once(path: str, key: str, run: Callable[[], Dict[str, Any]]) -> Dict[str, An
 
 
 def publish(path: str, key: str, body: Dict[str, Any]) -> Dict[str, Any]:
-    """Write the manifest of task `key` (after its files are published); returns it."""
+    """Write the manifest of task `key` (after its files are published); returns it. `body`'s
+    "files" are the entries of ScratchFile.entry. Not fsynced either: a manifest that a power
+    loss damaged does not parse, and its task runs again."""
     m = dict(body)
     m["warchive-task"] = VERSION
     m["key"] = key
-    with AtomicOutput(path) as out:
-        out.write(json.dumps(m, sort_keys=True, indent=1).encode() + b"\n")
+    publish_bytes(path, json.dumps(m, sort_keys=True, indent=1).encode() + b"\n")
     return m

@@ -1,7 +1,8 @@
 """The merge and encode tasks of a distributed index: runs in, one sorted part per key range out,
 then the blocks of a segment or ZipNum cluster that start in each part.
 
-``merge_task`` merges the runs of one key range (warchive.index.sort.merge_files:
+``merge_task`` merges the lines of one key range in every map task's run
+(byte ranges of the runs; warchive.index.sort.merge_files:
 identical lines once) into the part ``p<k>.cdxj`` and counts its lines, its
 ` CDX ` header lines (which ZipNum leaves out) and, for a segment, writes the
 length of every line (``p<k>.len``, u32 little-endian each), which is all the
@@ -14,7 +15,8 @@ segment ``s<k>.seg`` of exactly those blocks (a block's bytes depend on its
 lines alone: warchive.index.segment writes them the same wherever it
 starts), ZipNum's as the gzip members ``z<k>.gz`` with their first lines and
 sizes in the manifest. warchive.distributed.assemble then puts together the
-bytes one machine writes. Each task publishes by atomic rename, manifest last.
+bytes one machine writes. Each task publishes its files by rename, unsynced
+but checked on reuse (warchive.distributed.scratch), its manifest last.
 """
 
 from __future__ import annotations
@@ -22,16 +24,16 @@ from __future__ import annotations
 import base64
 import mmap
 import os
-from typing import Any, Dict, Iterator, List, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from ..durable import AtomicOutput
-from ..index.segment import write_segment
+from ..index.segment import SegmentWriter
 from ..index.sort import merge_files
 from ..index.zipnum import HEADER_PREFIX, block_compressor
 from . import manifest
 from .runs import first_at_least
+from .scratch import FileSlice, ScratchFile
 
 __all__ = ["merge_task", "segment_task", "zipnum_task", "span_lines", "part_name", "lengths_name"]
 
@@ -55,34 +57,30 @@ def _headers(path: str) -> int:
         return mm[a:b].count(b"\n")
 
 
-def _write_lengths(src: str, dst: str) -> None:
-    with AtomicOutput(dst) as out:
+def _write_lengths(src: str, dst: str) -> ScratchFile:
+    with ScratchFile(dst) as out:
         if os.path.getsize(src):
             data = np.memmap(src, dtype=np.uint8, mode="r")
             ends = np.flatnonzero(data == 10)
             starts = np.concatenate(([0], ends[:-1] + 1))
             out.write((ends - starts).astype("<u4").tobytes())
             del data
+    return out
 
 
-def merge_task(k: int, runs: Sequence[str], directory: str, key: str, lengths: bool) -> Dict[str, Any]:
-    """Merge the runs of key range k into its part (unless done with this key); the manifest."""
+def merge_task(k: int, runs: Sequence[Sequence[Any]], directory: str, key: str, lengths: bool) -> Dict[str, Any]:
+    """Merge the lines of key range k in the map tasks' runs ([path, offset, length] each) into its
+    part (unless done with this key); the manifest."""
     mpath = os.path.join(directory, f"p{k:05d}.json")
     def run() -> Dict[str, Any]:
         path = os.path.join(directory, part_name(k))
-        if runs:
-            merge_files(list(runs), path, tmpdir=directory)
-        else:
-            with AtomicOutput(path):
-                pass
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(4 << 20), b""))
-        files = [part_name(k)]
+        with ScratchFile(path) as part:
+            slices = [FileSlice(p, offset, length) for p, offset, length in runs]
+            lines = merge_files(slices, part.write, tmpdir=directory).lines_out if runs else 0
+        files = [part.entry(directory)]
         if lengths:
-            _write_lengths(path, os.path.join(directory, lengths_name(k)))
-            files.append(lengths_name(k))
-        return {"range": k, "lines": lines, "bytes": size, "headers": _headers(path), "files": files,
+            files.append(_write_lengths(path, os.path.join(directory, lengths_name(k))).entry(directory))
+        return {"range": k, "lines": lines, "bytes": part.size, "headers": _headers(path), "files": files,
                 "runs": len(runs)}
 
     return manifest.once(mpath, key, run)
@@ -111,31 +109,41 @@ def span_lines(parts: Sequence[Dict[str, Any]], a: int, b: int, kept: bool) -> I
                 i += 1
 
 
-def segment_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], directory: str, key: str,
+def segment_task(k: int, pieces: Sequence[Optional[Dict[str, Any]]], directory: str,
                  options: Dict[str, Any]) -> Dict[str, Any]:
-    """The blocks that start in part k, lines span[0]..span[1]-1, as the small segment s<k>.seg."""
+    """The blocks that start in part k (pieces[k]: warchive.distributed.pieces.segment_pieces), lines
+    span[0]..span[1]-1, as the small segment s<k>.seg; nothing when none does."""
+    piece = pieces[k]
+    if piece is None:
+        return {"range": k, "files": [], "ran": True}   # nothing to do: it ran, as the block planning does
+    span, parts, key = piece["span"], piece["parts"], piece["key"]
     mpath = os.path.join(directory, f"s{k:05d}.json")
     def run() -> Dict[str, Any]:
-        name = f"s{k:05d}.seg"
-        counts = write_segment(span_lines(parts, span[0], span[1], kept=False), os.path.join(directory, name),
-                               source=f"key range {k}", **options)
-        return {"range": k, "span": span, "files": [name], "blocks": counts["blocks"],
+        with ScratchFile(os.path.join(directory, f"s{k:05d}.seg")) as out:
+            writer = SegmentWriter(out.write, source=f"key range {k}", **options)
+            writer.extend(span_lines(parts, span[0], span[1], kept=False))
+            counts = writer.finish()
+        return {"range": k, "span": span, "files": [out.entry(directory)], "blocks": counts["blocks"],
                 "lines": counts["lines"]}
 
     return manifest.once(mpath, key, run)
 
 
-def zipnum_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], directory: str, key: str,
-                lines_per_block: int, compressor: str, level: Any) -> Dict[str, Any]:
-    """The ZipNum blocks that start in part k (kept lines span[0]..span[1]-1, span[0] a multiple
-    of lines_per_block) as gzip members back to back in z<k>.gz; the manifest lists each block's
-    first line (base64), compressed length and uncompressed bytes."""
+def zipnum_task(k: int, plan: Dict[str, Any], directory: str, lines_per_block: int, compressor: str,
+                level: Any) -> Dict[str, Any]:
+    """The ZipNum blocks that start in part k (plan["pieces"][k]: warchive.distributed.pieces.
+    zipnum_pieces; kept lines span[0]..span[1]-1, span[0] a multiple of lines_per_block) as gzip
+    members back to back in z<k>.gz; the manifest lists each block's first line (base64),
+    compressed length and uncompressed bytes. Nothing when no block starts there."""
+    piece = plan["pieces"][k]
+    if piece is None:
+        return {"range": k, "files": [], "ran": True}   # nothing to do: it ran, as the block planning does
+    span, parts, key = piece["span"], piece["parts"], piece["key"]
     mpath = os.path.join(directory, f"z{k:05d}.json")
     def run() -> Dict[str, Any]:
-        name = f"z{k:05d}.gz"
         compress = block_compressor(compressor, level)
         blocks: List[List[Any]] = []
-        with AtomicOutput(os.path.join(directory, name)) as out:
+        with ScratchFile(os.path.join(directory, f"z{k:05d}.gz")) as out:
             block: List[bytes] = []
             for line in span_lines(parts, span[0], span[1], kept=True):
                 block.append(line)
@@ -144,12 +152,12 @@ def zipnum_task(k: int, span: List[int], parts: Sequence[Dict[str, Any]], direct
                     block = []
             if block:
                 blocks.append(_put_block(out, block, compress))
-        return {"range": k, "span": span, "files": [name], "blocks": blocks}
+        return {"range": k, "span": span, "files": [out.entry(directory)], "blocks": blocks}
 
     return manifest.once(mpath, key, run)
 
 
-def _put_block(out: AtomicOutput, block: List[bytes], compress: Any) -> List[Any]:
+def _put_block(out: ScratchFile, block: List[bytes], compress: Any) -> List[Any]:
     data = compress(block)
     out.write(data)
     return [base64.b64encode(block[0]).decode(), len(data), sum(len(x) + 1 for x in block), len(block)]

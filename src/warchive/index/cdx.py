@@ -45,6 +45,7 @@ from . import postbody
 Write = Callable[[bytes], object]
 
 DEFAULT_RECORDS = ("response", "revisit", "resource", "metadata")
+READ_WINDOW = 1 << 20   # bytes the kernel reads at a time (LineIndexer's default)
 FLUSH_AT = 1 << 18   # bytes of lines per kernel call (each call takes the GIL back: -j N workers wait for it)
 CDX11_HEADER = b" CDX N b a m s k r M S V g\n"
 ARCHIVE_EXTENSIONS = (".arc", ".arc.gz", ".warc", ".warc.gz", ".warc.zst")
@@ -335,21 +336,23 @@ def _skip_error(e: ArchiveError, it: ArchiveIterator, off: int, opts: IndexOptio
 
 
 def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[str] = None,
-               start: int = 0, stop: Optional[int] = None) -> FileStats:
+               start: int = 0, stop: Optional[int] = None, read_window: int = READ_WINDOW) -> FileStats:
     """Write the lines of the records of one file that start in [start, stop). ``path``: a path,
-    '-', or ``store://STORE/NAME`` (a stored file; StoreError if there is none)."""
+    '-', or ``store://STORE/NAME`` (a stored file; StoreError if there is none). `read_window`:
+    the bytes the kernel reads at a time (a caller indexing a few kilobytes here and there
+    passes less: the buffer is allocated and faulted in for each call)."""
     filename = filename if filename is not None else os.path.basename(path)
     if is_store_url(path):
         # imported here: the store package costs `warchive index` ~35 ms of start-up (pyeclib, dataclasses, inspect; measured),
         # and only store:// inputs need it
         from ..store.urls import open_url
         with open_url(path) as f:
-            return _index_source(f, path, write, opts, filename, start, stop)
-    return _index_source(path, path, write, opts, filename, start, stop)
+            return _index_source(f, path, write, opts, filename, start, stop, read_window)
+    return _index_source(path, path, write, opts, filename, start, stop, read_window)
 
 
 def _index_source(src: Input, path: str, write: Write, opts: IndexOptions, filename: str, start: int,
-                  stop: Optional[int]) -> FileStats:
+                  stop: Optional[int], read_window: int = READ_WINDOW) -> FileStats:
     """index_file of ``src`` (a path, '-', or a random-access stored file), called ``path``."""
     stats = FileStats()
     magic = b""
@@ -371,7 +374,7 @@ def _index_source(src: Input, path: str, write: Write, opts: IndexOptions, filen
         records = None  # as cdxj-indexer (and wanted()): the default list given explicitly is the default
     flags = surt_flags(**opts.surt_options) if opts.surt_options else DEFAULT_SURT_FLAGS
     ix = cdx_lines.LineIndexer(src, fname, cdx11=opts.cdx11, records=records, verify=opts.verify,
-                               start=start, stop=-1 if stop is None else stop, surt_flags=flags)
+                               start=start, stop=-1 if stop is None else stop, surt_flags=flags, window=read_window)
     ref: Optional[_Reference] = None
     while True:
         rc, chunk = ix.run(FLUSH_AT)

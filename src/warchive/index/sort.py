@@ -31,7 +31,7 @@ import os
 import queue
 import sys
 import threading
-from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union, cast
+from typing import Any, BinaryIO, Callable, Iterable, List, Optional, Protocol, Sequence, Union, cast
 
 import zstandard
 from isal import igzip_threaded
@@ -49,7 +49,7 @@ DEFAULT_FAN_IN = 64              # runs merged at once
 MIN_MEM_LIMIT = 64 << 10
 OUT_BUF = 4 << 20
 
-__all__ = ["sort_files", "merge_files", "SortStats", "LineSorter", "sort_chunks",
+__all__ = ["sort_files", "merge_files", "Readable", "SortStats", "LineSorter", "sort_chunks",
            "DEFAULT_MEM_LIMIT", "SORT_MEM_LIMIT", "DEFAULT_FAN_IN"]
 
 
@@ -432,26 +432,37 @@ def sort_files(inputs: Sequence[PathLike], output: Union[PathLike, BinaryIO, Wri
     return stats
 
 
-def merge_files(inputs: Sequence[PathLike], output: Union[PathLike, BinaryIO, Write], *,
+class Readable(Protocol):
+    """A source of sorted lines that is not a path: what merge_files reads besides files
+    (a byte range of a file, say); merge_files closes it."""
+
+    name: str
+
+    def readinto(self, b: Any) -> Optional[int]: ...
+
+    def close(self) -> None: ...
+
+
+def merge_files(inputs: Sequence[Union[PathLike, Readable]], output: Union[PathLike, BinaryIO, Write], *,
                 tmpdir: Optional[str] = None, mem_limit: int = SORT_MEM_LIMIT,
                 fan_in: int = DEFAULT_FAN_IN) -> SortStats:
     """Merge sorted inputs into `output`, identical lines once.
 
-    An input line that sorts before the line above it raises
-    ``warchive.errors.UnsortedInputError`` (file, line number, both lines) and
-    `output` is not created. More than `fan_in` inputs are merged in groups
+    Inputs are paths or Readable objects (read once, closed). An input line that sorts before
+    the line above it raises ``warchive.errors.UnsortedInputError`` (file, line number, both
+    lines) and `output` is not created. More than `fan_in` inputs are merged in groups
     through unlinked temporary runs."""
     stats = SortStats()
-    paths = [os.fspath(p) for p in inputs]
-    for p in paths:
-        if p != "-" and not os.path.isfile(p):
+    sources: List[Union[str, Readable]] = [os.fspath(p) if isinstance(p, (str, os.PathLike)) else p for p in inputs]
+    for p in sources:
+        if isinstance(p, str) and p != "-" and not os.path.isfile(p):
             raise FileNotFoundError(2, "no such file", p)
     fan_in = max(2, fan_in)
     runs = _Runs(tmpdir, fan_in, 1 << 20, stats)
     try:
         with _Output(output) as out:
             # groups of fan_in inputs first (checked as they are read), then one final merge
-            pending = list(paths)
+            pending = list(sources)
             while len(pending) + runs.count() > fan_in:
                 group, pending = pending[:fan_in], pending[fan_in:]
                 fd = runs.new()
@@ -464,22 +475,25 @@ def merge_files(inputs: Sequence[PathLike], output: Union[PathLike, BinaryIO, Wr
             fds = runs.final()
             stats.passes = 2 if fds else 1
             stats.lines_out = _merge_paths(pending, out.write, mem_limit, fds)
-            stats.inputs = len(paths)
+            stats.inputs = len(sources)
     finally:
         runs.close()
+        for p in sources:
+            if not isinstance(p, str):
+                p.close()
     return stats
 
 
-def _merge_paths(paths: List[str], out: Union[int, Write], mem_limit: int,
+def _merge_paths(paths: Sequence[Union[str, Readable]], out: Union[int, Write], mem_limit: int,
                  fds: Sequence[int] = ()) -> int:
     n = len(paths) + len(fds)
     bufsize = max(4096, min(4 << 20, mem_limit // (2 * max(1, n))))
-    files: List[BinaryIO] = []
+    files: List[Union[BinaryIO, Readable]] = []
     try:
         for p in paths:
-            files.append(open_input(p))
+            files.append(open_input(p) if isinstance(p, str) else p)
         sources: List[object] = list(files) + list(fds)
-        names = paths + [f"<run {i}>" for i in range(len(fds))]
+        names = [p if isinstance(p, str) else p.name for p in paths] + [f"<run {i}>" for i in range(len(fds))]
         lout, _ = _k.merge(sources, out, names=names, check=True, bufsize=bufsize,  # type: ignore[arg-type]
                            outbuf=OUT_BUF)
         return int(lout)
