@@ -32,9 +32,9 @@ import tempfile
 import time
 from typing import Any, Dict, List, Tuple
 
-from distributed import Client, LocalCluster
+from distributed import Client
 
-from warchive.distributed import index as dindex
+from warchive.distributed import index as dindex, local_cluster
 from warchive.index.build import index_paths
 from warchive.index.cdx import IndexOptions
 from warchive.index.segment import build_segment
@@ -141,7 +141,7 @@ def main(argv: List[str]) -> int:
     a = ap.parse_args(argv)
     texts = []
     with tempfile.TemporaryDirectory(prefix="warchive-dbench-") as d:
-        clusters = {n: LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
+        clusters = {n: local_cluster(n)
                     for n in (1, 2)}
         clients = {n: Client(c) for n, c in clusters.items()}
         try:

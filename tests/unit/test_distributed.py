@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
 
 import warcgen  # noqa: E402
-from warchive.distributed import index as dindex  # noqa: E402
+from warchive.distributed import index as dindex, local_cluster  # noqa: E402
 from warchive.distributed import manifest  # noqa: E402
 from warchive.distributed.plan import (SAMPLE_WIDTH, SAMPLE_WINDOWS, map_order, sample_groups,  # noqa: E402
                                        sample_windows)
@@ -36,7 +37,7 @@ SHARED = Path("/work/shared/fixtures")
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    cluster = local_cluster(2)   # (the cluster `warchive index --scheduler local:2` starts)
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -326,3 +327,11 @@ def test_a_corpus_dominated_by_one_host_splits_near_the_target(client, tmp_path)
     assert s["ranges"] >= 5
     for size in s["range_bytes"]:
         assert target / 2 <= size <= 2 * target, (s["range_bytes"], target)
+
+
+def test_the_local_clusters_workers_run_without_the_profiler(client):
+    """Dask's 10 ms sampling profiler is off in the workers warchive starts (it takes a worker's
+    time on a machine whose cores all run workers), and only there."""
+    assert set(client.run(lambda: dask.config.get("distributed.worker.profile.enabled")).values()) == {False}
+    assert len(client.run(lambda: 0)) == 2
+    assert dask.config.get("distributed.worker.profile.enabled") is True   # the user's own setting stays

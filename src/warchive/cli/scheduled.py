@@ -16,7 +16,7 @@ from typing import Any, Optional, Tuple
 
 from distributed import Client, LocalCluster
 
-from ..distributed import DEFAULT_TARGET_BYTES, Display, index, summary_line
+from ..distributed import DEFAULT_TARGET_BYTES, Display, index, local_cluster, summary_line
 from ..index.cdx import IndexOptions
 from . import UsageError
 
@@ -31,7 +31,7 @@ def _cluster(address: str) -> Tuple[Client, Optional[LocalCluster]]:
             raise UsageError(f"--scheduler {address}: N must be a number of worker processes") from None
         if n < 1:
             raise UsageError("--scheduler local:N needs N >= 1")
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
+        cluster = local_cluster(n)
         return Client(cluster), cluster
     return Client(address), None
 

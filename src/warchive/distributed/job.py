@@ -41,13 +41,14 @@ import time
 import uuid
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from distributed import Client, Future, LocalCluster, as_completed
+from distributed import Client, Future, as_completed
 
 from ..durable import AtomicOutput
 from ..index.cdx import IndexOptions, display_name, iter_inputs
 from ..index.zipnum import DEFAULT_LINES_PER_BLOCK
 from . import manifest
 from .assemble import concat_parts_of, join_segments_of, join_zipnum_of
+from .cluster import local_cluster
 from .pieces import segment_pieces, zipnum_pieces
 from .plan import (MAP_PIECE, OPTION_NAMES, input_identity, map_specs, plan_task, sample_files, sample_groups,
                    sample_windows)
@@ -212,8 +213,7 @@ def index(inputs: Sequence[str], out: str, client: Optional[Client] = None, *, k
     opts = options if options is not None else IndexOptions()
     own_cluster = None
     if client is None:
-        own_cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0")
+        own_cluster = local_cluster(os.cpu_count() or 1)
         client = Client(own_cluster)
     try:
         return _index(inputs, out, client, kind, opts, ranges, target_bytes, scratch, keep_scratch,
