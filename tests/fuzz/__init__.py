@@ -3,8 +3,8 @@
 - harnesses.py: the registry (HARNESSES, and ALLOWED: what may escape each) and the first
   harnesses (gzip, warc, warc_head, http_head, surt, cdxj, archival_url, robots);
   texts.py: chunked, arc, cdx_query, html, css; formats.py: segment, zipnum, journal, wacz,
-  manifest; differential.py: diff_reader, diff_warcgen, diff_surt, diff_robots (warchive
-  against warcio, cdxj-indexer, surt and RFC 9309, where both accept an input).
+  manifest; differential.py: diff_reader, diff_whole, diff_warcgen, diff_surt, diff_robots (warchive
+  against warcio, cdxj-indexer, its own iterator, surt and RFC 9309, where both accept an input).
 - seeds.py: the seed corpus of each harness, cut from the fixtures (tests/data) and written by
   warchive's own writers at run time (described in tests/data/README.md, "Fuzz seed corpora").
 - run.py: one harness under atheris: ``python -m tests.fuzz.run NAME -runs=N`` (PYTHONPATH

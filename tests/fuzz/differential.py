@@ -14,6 +14,11 @@
   package's, run without DNS (tests/surt_oracle.py); where it raises, warchive raises
   UrlError. Left out: URLs for which the package asks DNS (docs/format.md, "Deliberate
   deviations from the surt package", 1: warchive never does DNS).
+- diff_whole: any bytes, as the inflated data of one gzip member. Where
+  warchive.warc.whole.parse_whole (replay's reader of a record from its whole member) takes
+  them, the record is the one warchive's ArchiveIterator reads from them compressed as one
+  member: type, offset, lengths, WARC and HTTP heads (fields, protocol, status line, length),
+  payload bytes; and the iterator must read it without an error. Nothing may escape.
 - diff_robots: robots.txt rule matching == RFC 9309 2.2.3 read literally (the brute-force
   reference of tests/unit/test_robots.py, repeated here with memoisation), and the decision
   of a group of up to six rules (RFC mode) == 2.2.2's (the longest match, allow on a tie), on
@@ -28,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import zlib
 from typing import List, Optional, Tuple
 
 import atheris
@@ -45,6 +51,8 @@ from warchive.errors import ArchiveError, UrlError
 from warchive.index.build import index_paths
 from warchive.index.cdx import IndexOptions
 from warchive.warc import reader
+from warchive.warc.reader import ArchiveIterator
+from warchive.warc.whole import parse_whole
 
 Listing = List[Tuple[int, Optional[int], Optional[str], Optional[str]]]
 MAX_RECORDS = 64
@@ -95,6 +103,33 @@ def fuzz_diff_reader(data: bytes) -> None:
         return
     if ours != peer:
         raise AssertionError(f"warcio {peer[:4]!r} != warchive {ours[:4]!r}")
+
+
+# ------------------------------------------------------------------ one record from its whole member
+
+def _view(rec) -> tuple:
+    http = rec.http
+    return (rec.format, rec.type, rec.offset, rec.content_length, rec.target_uri, rec.record_id,
+            (rec.headers.protocol, rec.headers.statusline, list(rec.headers.fields), rec.headers.total_len),
+            (http.protocol, http.statusline, list(http.fields), http.total_len) if http is not None else None,
+            rec.payload.read())
+
+
+def fuzz_diff_whole(data: bytes) -> None:
+    whole = parse_whole(data, 0)
+    if whole is None:
+        return
+    c = zlib.compressobj(1, zlib.DEFLATED, 31)
+    member = c.compress(data) + c.flush()
+    try:
+        with ArchiveIterator(io.BytesIO(member), on_defect=lambda d: None) as it:
+            rec = next(iter(it), None)
+            theirs = _view(rec) if rec is not None else None
+    except ArchiveError as e:
+        raise AssertionError(f"parse_whole took a record the iterator refuses: {e}") from None
+    ours = _view(whole)
+    if theirs != ours:
+        raise AssertionError(f"iterator {str(theirs)[:600]} != parse_whole {str(ours)[:600]}")
 
 
 # ------------------------------------------------------------------ generated WARCs

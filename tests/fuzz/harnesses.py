@@ -214,6 +214,7 @@ HARNESSES: Dict[str, Harness] = {
     "wacz": formats.fuzz_wacz,
     "manifest": formats.fuzz_manifest,
     "diff_reader": differential.fuzz_diff_reader,
+    "diff_whole": differential.fuzz_diff_whole,
     "diff_warcgen": differential.fuzz_diff_warcgen,
     "diff_surt": differential.fuzz_diff_surt,
     "diff_robots": differential.fuzz_diff_robots,
@@ -221,6 +222,7 @@ HARNESSES: Dict[str, Harness] = {
 
 ALLOWED: Dict[str, Tuple[Type[BaseException], ...]] = {name: (ArchiveError,) for name in HARNESSES}
 ALLOWED["diff_warcgen"] = ()   # a valid file by construction: not even an ArchiveError
+ALLOWED["diff_whole"] = ()     # parse_whole never raises: it takes a record or says None
 """What may escape each harness: ArchiveError children (QueryError, ArchivalUrlError, UrlError
 are among them and are also ValueErrors, as their APIs document); nothing for a valid file."""
 

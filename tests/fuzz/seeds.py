@@ -138,6 +138,7 @@ def build() -> Dict[str, List[bytes]]:
             seeds["archival_url"].append(line.split(b" ")[1] + b"/" + url)
     _arc_seeds(seeds)
     seeds["diff_reader"] = list(seeds["warc"])
+    seeds["diff_whole"] = _whole_seeds()
     seeds["diff_surt"] = list(seeds["surt"])
     seeds["diff_warcgen"] = [bytes(range(i, i + 200)) for i in (0, 7, 50)] + [b"\x01" * 64, b"\xff" * 300]
     seeds["diff_robots"] = [b"\x03\x01\x00\x05abcd*\x01\x01\x03/b$" + b"abab/ab", bytes(range(64)), b"\x00" * 40]
@@ -145,6 +146,20 @@ def build() -> Dict[str, List[bytes]]:
     with tempfile.TemporaryDirectory(prefix="warchive-seeds-") as tmp:
         _file_seeds(seeds, Path(tmp))
     return {k: [s[:MAX_LEN.get(k, SEED_BYTES)] for s in v if s] for k, v in seeds.items()}
+
+
+def _whole_seeds() -> List[bytes]:
+    """Whole records (one member's data) that parse_whole takes, short enough for SEED_BYTES:
+    warcgen's sets (every record type, GET pairs, revisits, resources, odd statuses) written
+    uncompressed, record by record."""
+    out: List[bytes] = []
+    for recs in (warcgen.recs_get_pairs(), warcgen.recs_revisits(), warcgen.recs_resource_metadata(),
+                 warcgen.recs_odd_status(), warcgen.recs_versions()):
+        for r in recs:
+            data = r.plain()
+            if len(data) <= SEED_BYTES:
+                out.append(data)
+    return out
 
 
 def _arc_seeds(seeds: Dict[str, List[bytes]]) -> None:
