@@ -502,7 +502,7 @@ def windows(w: Optional[int]):
 
         @staticmethod
         def LineIndexer(*a, **kw):
-            return real_ix(*a, window=w, **kw)
+            return real_ix(*a, **dict(kw, window=w))   # (the window asked for, if any, overridden)
 
     with mock.patch.object(source_mod, "Reader", reader), \
             mock.patch.object(cdx_mod, "cdx_lines", _Ix):
