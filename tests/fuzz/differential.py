@@ -63,6 +63,16 @@ KNOWN = {
 }
 
 
+def _warcio_target(uri: Optional[str]) -> Optional[str]:
+    """The target URI as warcio means to present it (its _ensure_target_uri_format: <...>
+    removed, spaces as %20). warcio applies that with replace_header, which changes the last
+    copy of a repeated WARC-Target-URI, while get_header reads the first: applied here to the
+    first, the one both readers take (crasher reader-repeated-target-uri)."""
+    if uri is not None and uri.startswith("<") and uri.endswith(">"):
+        uri = uri[1:-1]
+    return uri.replace(" ", "%20") if uri is not None else None
+
+
 def warcio_listing(data: bytes) -> Optional[Listing]:
     """warcio's records of data, or None when it raises (it does not accept them)."""
     out: Listing = []
@@ -71,7 +81,7 @@ def warcio_listing(data: bytes) -> Optional[Listing]:
             it = WarcioIterator(io.BytesIO(data), arc2warc=True)
             for rec in it:
                 out.append((it.get_record_offset(), it.get_record_length(), rec.rec_type,
-                            rec.rec_headers.get_header("WARC-Target-URI")))
+                            _warcio_target(rec.rec_headers.get_header("WARC-Target-URI"))))
                 if len(out) > MAX_RECORDS:
                     return None
     except Exception:   # any exception: warcio does not accept the input
