@@ -14,7 +14,6 @@ and the event loops spend is taken from the tasks; with one worker on two cores 
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import shutil
 import sys
@@ -24,6 +23,7 @@ from typing import Dict, List, Tuple
 
 from distributed import Client
 
+from distributed_bench import _copies   # (bench/ is this script's directory)
 from warchive.distributed import index as dindex, local_cluster
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -50,13 +50,7 @@ def main(argv: List[str]) -> int:
     a = ap.parse_args(argv)
     d = tempfile.mkdtemp()
     try:
-        files = sorted(glob.glob(os.path.join(a.corpus, "*.warc.gz")))
-        inputs = []
-        for i in range(a.times):
-            for f in files:
-                link = os.path.join(d, f"copy{i}-{os.path.basename(f)}")
-                os.symlink(os.path.abspath(f), link)
-                inputs.append(link)
+        inputs = _copies(a.corpus, a.times, os.path.join(d, "copies"))
         with local_cluster(a.workers) as cluster, Client(cluster) as client:
             workers = sorted(client.run(os.getpid).values())
             pids = [os.getpid()] + workers

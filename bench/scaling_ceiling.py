@@ -95,13 +95,13 @@ def _worker(job: str, paths: List[str], start: "mp.synchronize.Barrier", out: "m
 
 
 def timed(job: str, paths: List[str], procs: int) -> float:
-    """Wall time of `procs` processes each running the job once, started at one barrier."""
+    """The time of the slowest of `procs` processes each running the job once, started at one barrier."""
     ctx = mp.get_context("fork")
     start, out = ctx.Barrier(procs + 1), ctx.Queue()
     # the second process goes over the files from the middle of the list on: the two read
     # different bytes at any moment, as two Dask workers do (the same bytes at once share the CPU's cache)
-    ps = [ctx.Process(target=_worker, args=(job, paths[i * len(paths) // 2:] + paths[:i * len(paths) // 2], start, out))
-          for i in range(procs)]
+    cuts = [i * len(paths) // 2 for i in range(procs)]
+    ps = [ctx.Process(target=_worker, args=(job, paths[c:] + paths[:c], start, out)) for c in cuts]
     for p in ps:
         p.start()
     start.wait()

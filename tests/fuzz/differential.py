@@ -31,9 +31,9 @@ are listed in KNOWN (with the reason) and in docs/format.md.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import os
-import zlib
 from typing import List, Optional, Tuple
 
 import atheris
@@ -129,8 +129,7 @@ def fuzz_diff_whole(data: bytes) -> None:
     whole = parse_whole(data, 0)
     if whole is None:
         return
-    c = zlib.compressobj(1, zlib.DEFLATED, 31)
-    member = c.compress(data) + c.flush()
+    member = gzip.compress(data, compresslevel=1)
     try:
         with ArchiveIterator(io.BytesIO(member), on_defect=lambda d: None) as it:
             rec = next(iter(it), None)
