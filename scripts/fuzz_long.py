@@ -21,7 +21,7 @@ NAMEs still short of N (and not stopped by a crash), the one the fewest other la
 (build/fuzz-lanes/NAME.PID), then the one with the most fuzzing time left (inputs left over the
 rate logged so far); it keeps its harness while no better one is free. So two lanes finish
 together: when one harness is left, both run it (libFuzzer processes can share a corpus
-directory), and each counts only the inputs the log has when its chunk starts.
+directory), each running its share of the inputs the log says are left when its chunk starts.
 """
 
 from __future__ import annotations
@@ -130,6 +130,12 @@ def pick(names: List[str], goal: int, rows: List[dict], others: Dict[str, int], 
     return best
 
 
+def share(left: int, others: int) -> int:
+    """The -runs of a chunk when OTHERS lanes run the same harness: its part of the inputs LEFT
+    (rounded up), plus 10,000 for the corpus libFuzzer re-reads at start-up (-runs counts them)."""
+    return -(-left // (others + 1)) + 10_000
+
+
 def run_balanced(names: List[str], goal: int, chunk: int, sanitize: bool, log: Path, pause: Path) -> None:
     lanes = log.parent / "fuzz-lanes"
     lanes.mkdir(exist_ok=True)
@@ -155,7 +161,7 @@ def run_balanced(names: List[str], goal: int, chunk: int, sanitize: bool, log: P
                 (lanes / f"{name}.{me}").touch()
                 current = name
             done = sum(r.get("inputs", 0) for r in rows if r["name"] == name and r["rc"] == 0)
-            run_chunk(name, goal - done + 10_000, chunk, sanitize, log, pause)
+            run_chunk(name, share(goal - done, others.get(name, 0)), chunk, sanitize, log, pause)
     finally:
         if current is not None:
             (lanes / f"{current}.{me}").unlink(missing_ok=True)

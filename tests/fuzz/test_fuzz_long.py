@@ -60,3 +60,9 @@ def test_pick_none_when_every_harness_is_done_or_stopped() -> None:
     assert fuzz_long.pick(["near", "crashed"], 990_000, ROWS, {}, "near") is None
     rows = ROWS + [_row("near", 10_000, 10)]
     assert fuzz_long.pick(["near", "crashed"], GOAL, rows, {}, None) is None
+
+
+def test_share_splits_what_is_left_between_the_lanes_on_it() -> None:
+    assert fuzz_long.share(100_001, 0) == 110_001
+    assert fuzz_long.share(100_001, 1) == 50_001 + 10_000
+    assert fuzz_long.share(0, 1) == 10_000
