@@ -84,8 +84,13 @@ def run_chunk(name: str, runs: int, chunk: int, sanitize: bool, log: Path, pause
     return inputs
 
 
+def logged(rows: List[dict], name: str) -> int:
+    """The inputs NAME's chunks that exited 0 ran, by the log's ROWS."""
+    return sum(r.get("inputs", 0) for r in rows if r["name"] == name and r["rc"] == 0)
+
+
 def run_harness(name: str, goal: int, chunk: int, sanitize: bool, log: Path, pause: Path) -> None:
-    done = sum(r.get("inputs", 0) for r in read_log(log) if r["name"] == name and r["rc"] == 0)
+    done = logged(read_log(log), name)
     while done < goal:
         inputs = run_chunk(name, goal - done + 10_000, chunk, sanitize, log, pause)
         if inputs < 0:
@@ -160,7 +165,7 @@ def run_balanced(names: List[str], goal: int, chunk: int, sanitize: bool, log: P
                     (lanes / f"{current}.{me}").unlink(missing_ok=True)
                 (lanes / f"{name}.{me}").touch()
                 current = name
-            done = sum(r.get("inputs", 0) for r in rows if r["name"] == name and r["rc"] == 0)
+            done = logged(rows, name)
             run_chunk(name, share(goal - done, others.get(name, 0)), chunk, sanitize, log, pause)
     finally:
         if current is not None:
