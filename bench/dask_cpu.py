@@ -19,12 +19,15 @@ import shutil
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Dict, List, Tuple
 
 from distributed import Client
 
 from distributed_bench import _copies   # (bench/ is this script's directory)
 from warchive.distributed import index as dindex, local_cluster
+
+REPO = Path(__file__).resolve().parents[1]   # the corpus's default: corpus/ at the repository root
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -43,7 +46,7 @@ def thread_cpu(pid: int) -> Dict[Tuple[int, int], float]:
 
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("corpus", nargs="?", default="/work/corpus")
+    ap.add_argument("corpus", nargs="?", default=os.environ.get("WARCHIVE_CORPUS", str(REPO / "corpus")))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--times", type=int, default=4)
     ap.add_argument("--runs", type=int, default=3)

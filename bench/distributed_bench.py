@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from distributed import Client
@@ -39,6 +40,8 @@ from warchive.index.build import index_paths
 from warchive.index.cdx import IndexOptions
 from warchive.index.segment import build_segment
 from warchive.index.zipnum import write_zipnum
+
+REPO = Path(__file__).resolve().parents[1]   # the corpus's default: corpus/ at the repository root
 
 
 CLEAN = 0.25   # cores other jobs may take during both runs of a pair that counts as undisturbed
@@ -133,7 +136,7 @@ def _run(client: Client, inputs: List[str], d: str, kind: str, ranges: int, ref:
 
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("corpus", nargs="?", default=os.environ.get("WARCHIVE_CORPUS", "/work/corpus"))
+    ap.add_argument("corpus", nargs="?", default=os.environ.get("WARCHIVE_CORPUS", str(REPO / "corpus")))
     ap.add_argument("--ranges", type=int, default=8)
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--times", type=int, default=1, help="also index the corpus N times over (a second table)")

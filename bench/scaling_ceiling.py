@@ -28,7 +28,10 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Callable, Dict, List
+
+REPO = Path(__file__).resolve().parents[1]   # the corpus's default: corpus/ at the repository root
 
 
 def _python_job(_: List[str]) -> int:
@@ -113,7 +116,7 @@ def timed(job: str, paths: List[str], procs: int) -> float:
 
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("corpus", nargs="?", default="/work/corpus")
+    ap.add_argument("corpus", nargs="?", default=os.environ.get("WARCHIVE_CORPUS", str(REPO / "corpus")))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--jobs", default="python,inflate,index")
     ap.add_argument("--repeat", type=int, default=1, help="each process goes over the corpus this many times")

@@ -6,7 +6,7 @@ and the bytes on disk against the originals; and reading from the store as index
 (CaptureLoader.load of an index line, the payload read: what replay's id_ does before HTTP) from the
 store beside the plain files, in records/s.
 
-    .venv/bin/python bench/store_compare.py [WARC...]   (default: /work/corpus/*.warc.gz)
+    .venv/bin/python bench/store_compare.py [WARC...]   (default: $WARCHIVE_CORPUS/*.warc.gz, else corpus/*.warc.gz at the repository root)
 
 Each figure is the best of ``--repeat`` runs (default 3), files in the page cache (the first run
 reads them once). MB are 10^6 bytes of the original files. Every get is checked against the
@@ -25,6 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Callable, List
 
 from pyeclib.ec_iface import ECDriver
@@ -34,6 +35,8 @@ from warchive.index.cdx import IndexOptions
 from warchive.replay.load import CaptureLoader
 from warchive.store import Store, StoreFile, get, init_store, put, remove
 from warchive.store.scrub import scrub
+
+REPO = Path(__file__).resolve().parents[1]   # the corpus's default: corpus/ at the repository root
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
@@ -58,7 +61,7 @@ def main() -> None:
     ap.add_argument("--fragment-size", type=int, default=1 << 20,
                     help="the store's (a record read from the store hashes the fragments holding it)")
     a = ap.parse_args()
-    files: List[str] = a.files or sorted(glob.glob("/work/corpus/*.warc.gz"))
+    files: List[str] = a.files or sorted(glob.glob(os.path.join(os.environ.get("WARCHIVE_CORPUS", str(REPO / "corpus")), "*.warc.gz")))
     total = sum(os.path.getsize(f) for f in files)
     mb = total / 1e6
     blobs = [open(f, "rb").read() for f in files]

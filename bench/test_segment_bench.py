@@ -3,7 +3,7 @@
 Input: the sorted CDXJ of the benchmark WARCs (WARCHIVE_CORPUS, else the Wget
 fixtures; see conftest.py), or the CDXJ file named by WARCHIVE_BENCH_CDXJ, e.g.
 the corpus index made by ``warchive index --sort corpus/*.warc.gz -o
-/tmp/corpus.cdxj`` (44,181 lines).
+corpus.cdxj`` (44,181 lines).
 
 Lookups: every capture's URL (shuffled, fixed seed) is turned into its SURT key
 (``warchive.surt.surt``, timed) and looked up exactly, warm (the block cache

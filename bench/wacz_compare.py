@@ -1,7 +1,7 @@
 """`warchive wacz create` and WACZ import on the benchmark corpus, beside zipping the same files with Python's
 zipfile (stored entries, the floor of any WACZ writer in Python).
 
-    .venv/bin/python bench/wacz_compare.py [--corpus /work/corpus] [--out bench/results/wacz-DATE.txt]
+    .venv/bin/python bench/wacz_compare.py [--corpus DIR (default $WARCHIVE_CORPUS or corpus/)] [--out bench/results/wacz-DATE.txt]
 
 The corpus's WARCs are first added to a collection (not timed). Each row is timed three times (best kept):
 create (index merge, pages, every WARC copied with CRC-32 and SHA-256, datapackage); zipfile.ZipFile
@@ -20,10 +20,13 @@ import sys
 import tempfile
 import time
 import zipfile
+from pathlib import Path
 
 from warchive.collection import Collection
 from warchive.wacz import add_wacz, create_wacz, validate
 from warchive.wacz.create import collection_lines
+
+REPO = Path(__file__).resolve().parents[1]   # the corpus's default: corpus/ at the repository root
 
 
 def best(fn, n=3):
@@ -37,7 +40,7 @@ def best(fn, n=3):
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", default=os.environ.get("WARCHIVE_CORPUS", "/work/corpus"))
+    ap.add_argument("--corpus", default=os.environ.get("WARCHIVE_CORPUS", str(REPO / "corpus")))
     ap.add_argument("--out")
     a = ap.parse_args()
     warcs = sorted(glob.glob(os.path.join(a.corpus, "*.warc.gz")))

@@ -148,7 +148,7 @@ NAMES = ["Location", "Content-Location", "Content-Base", "Link", "Refresh", "Sou
          "Content-Security-Policy", "Strict-Transport-Security", "X-Frame-Options", "Alt-Svc", "Vary", "Keep-Alive",
          "TE", "Proxy-Connection", "Access-Control-Allow-Origin", "NEL", "Report-To", "Clear-Site-Data", "Memento-Datetime",
          "X-Custom", "location", "set-cookie", "content-length", "LINK", "Accept-Ranges", "Content-Range", "Trailer"]
-URLS = ["http://example.com/x", "https://other.example/a?b=c#d", "//cdn.example/x.js", "/root/path", "rel/path.html",
+URLS = ["http://example.com/x", "https://other.example/a?b=c#d", "//cdn.example/x.js", "/abs/path", "rel/path.html",
         "../up.html", "../../../../../etc/passwd", "?q=1", "#frag", "", "javascript:void(0)", "data:text/plain,x",
         "http://localhost:8080/warc/2019/http://example.com/", "/warc/2019/http://example.com/", "https://example.com:443/",
         "http://b\u00fccher.de/", "mailto:a@example.com"]

@@ -1,7 +1,7 @@
 """Server-side JavaScript rewriting (warchive.replay.js) against pywb 2.10's location rewriter
 (``JSLocationRewriterRules``, the light rules ours are learned from), on real scripts: the
 JavaScript bodies and inline ``<script>`` texts of the committed Wget crawl (tests/data/wget) and
-of the benchmark corpus when it is there (``WARCHIVE_CORPUS``, default /work/corpus).
+of the benchmark corpus when it is there (``WARCHIVE_CORPUS``, default corpus/ at the repository root).
 
 Both rewriters run with the same prefix; every reference one of them rewrites is looked up in
 the other's edits. Where the rules are the same the edits must be the same (same place, same
@@ -39,7 +39,7 @@ from pywb_oracle import pywb_available, pywb_rewrite  # noqa: E402
 from warchive.replay.js import PREFIX, JsRewriter  # noqa: E402
 
 FIXTURES = TESTS / "data" / "wget"          # the committed Wget crawl (tests/data/README.md)
-CORPUS = Path(os.environ.get("WARCHIVE_CORPUS", "/work/corpus"))
+CORPUS = Path(os.environ.get("WARCHIVE_CORPUS", TESTS.parent / "corpus"))
 MAX_SCRIPT = 3 << 20
 INLINE = re.compile(rb"<script(?![^>]*\bsrc\s*=)[^>]*>(.*?)</script", re.S | re.I)
 

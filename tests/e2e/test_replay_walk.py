@@ -4,7 +4,7 @@ A collection is made (``Collection.init`` and ``add``, as ``warchive init`` and 
 of the committed Wget crawl of the Python 3.11 documentation and its --warc-dedup re-crawl
 (tests/data/wget, the same files as ../shared/fixtures; a file of ../shared/fixtures not in
 tests/data/wget is added too), or, with ``-m corpus``, of the benchmark corpus (``*.warc.gz`` of
-``WARCHIVE_CORPUS``, default /work/corpus; skipped when it is absent). It is served framed under
+``WARCHIVE_CORPUS``, default corpus/ at the repository root; skipped when it is absent). It is served framed under
 uvicorn on 127.0.0.1, and chromium starts at the replayed index pages: the first HTML capture
 each WARC file made of each host (a crawl's seed), at its own time, so the re-crawl's index is
 replayed from its revisit records. From there the walk is breadth-first, one queue per index
@@ -54,7 +54,7 @@ from replay_kit import Guard, LeakCatcher, launch, serve  # noqa: E402
 REPO = TESTS.parent
 WGET = TESTS / "data" / "wget"
 SHARED = REPO.parent / "shared" / "fixtures"
-CORPUS = Path(os.environ.get("WARCHIVE_CORPUS", "/work/corpus"))
+CORPUS = Path(os.environ.get("WARCHIVE_CORPUS", REPO / "corpus"))
 COLL = "walk"
 # pages each walk reaches: at least 200 by the acceptance of issue 12 (``-m slow``, and the corpus
 # walk, which goes on); the default run walks 60 of the fixtures' pages (about 0.4 s each)

@@ -32,7 +32,10 @@ from warchive.collection import Collection
 from warchive.replay.load import CaptureLoader
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "heritrix"
-WARCIO = Path("/work/main/.venv/bin/warcio")
+# warcio's command from the test environment: beside this interpreter, else on PATH
+WARCIO = Path(sys.executable).parent / "warcio"
+if not WARCIO.exists():
+    WARCIO = Path(shutil.which("warcio") or "warcio")
 
 # the payloads of the originals (tests/data/README.md, "Heritrix crawl log")
 P1 = b"<html><body>the same URL, fetched twice</body></html>\n"

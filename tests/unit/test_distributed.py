@@ -32,7 +32,8 @@ from warchive.index.zipnum import write_zipnum  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 WGET = ROOT / "tests" / "data" / "wget"
-SHARED = Path("/work/shared/fixtures")
+# the project's shared fixtures (a folder beside the checkout; another with WARCHIVE_SHARED_FIXTURES)
+SHARED = Path(os.environ.get("WARCHIVE_SHARED_FIXTURES", ROOT.parent / "shared" / "fixtures"))
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +123,7 @@ SLOW = pytest.mark.slow
 ])
 def test_identical_to_one_machine(client, corpora, tmp_path, name, ranges):
     if name not in corpora:
-        pytest.skip("no /work/shared/fixtures")
+        pytest.skip(f"no shared fixtures in {SHARED} (WARCHIVE_SHARED_FIXTURES)")
     inputs, opts = corpora[name]
     s = _check_all(client, inputs, opts, tmp_path, ranges)
     if name == "wget":   # the large file was cut into byte ranges: several map tasks per file
