@@ -190,7 +190,7 @@ def cases() -> List[CheckCase]:
         CheckCase("check_wget_revisit", "a revisit whose WARC-Block-Digest is the digest of the empty string "
                   "though its block holds the HTTP head, as GNU Wget writes them",
                   [warcinfo("wr/info"), revisit("wr/revisit", block_digest=digest("sha1", b""))], "pass", "defect",
-                  gz=True, why="warcio checks no digest of a revisit; wget-revisit-block-digest is a producer defect"),
+                  gz=True, why="warcio checks no digest of a revisit; revisit-block-digest is a producer defect"),
         CheckCase("check_revisit_damaged", "a revisit whose WARC-Block-Digest is of other bytes (not the empty string)",
                   [warcinfo("rv/info"), revisit("rv/revisit", block_digest=wrong)], "pass", "fail",
                   why="warcio checks no digest of a revisit; a block digest that matches neither the block nor "

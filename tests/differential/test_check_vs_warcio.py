@@ -279,9 +279,9 @@ def test_wget_revisits_pass_unless_strict(valid_archives):
     path = valid_archives["wget/docs-python-3.11-recrawl.warc.gz"].path
     lenient = warchive_check(path)
     assert lenient.returncode == 0
-    assert lenient.stderr.count("\n") == 1 and "556 records with the producer defect wget-revisit-block-digest" \
+    assert lenient.stderr.count("\n") == 1 and "556 records with the producer defect revisit-block-digest" \
         in lenient.stderr, lenient.stderr
     strict = warchive_check(path, "--strict")
     problems = our_problems(strict.stderr, path)
     assert strict.returncode == 1 and len(problems) == 556
-    assert all(p.message.startswith("wget-revisit-block-digest: ") for p in problems)
+    assert all(p.message.startswith("revisit-block-digest: ") for p in problems)

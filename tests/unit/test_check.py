@@ -46,7 +46,7 @@ def test_each_problem_names_its_record(cases, name, words):
 
 
 @pytest.mark.parametrize("name, defect", [("check_chunked_raw.warc", "chunked-payload-digest"),
-                                          ("check_wget_revisit.warc.gz", "wget-revisit-block-digest")])
+                                          ("check_wget_revisit.warc.gz", "revisit-block-digest")])
 def test_producer_defects_are_named_and_fail_only_strict(cases, name, defect):
     path = cases[name].path
     res = check_file(str(path))

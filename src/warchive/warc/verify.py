@@ -44,10 +44,11 @@ class Defect:
 
 
 DEFECTS: Dict[str, Defect] = {d.name: d for d in (
-    Defect("wget-revisit-block-digest",
+    Defect("revisit-block-digest",
            "a revisit's WARC-Block-Digest is the digest of an empty block, though the block "
            "holds the revisit's HTTP head",
-           "GNU Wget's --warc-dedup revisits (1.21.3: tests/data/wget/docs-python-3.11-recrawl.warc.gz)"),
+           "writers that digest a revisit's block as if it were empty, GNU Wget's --warc-dedup revisits among "
+           "them (1.21.3: tests/data/wget/docs-python-3.11-recrawl.warc.gz)"),
     Defect("chunked-payload-digest",
            "WARC-Payload-Digest is the digest of the still-chunked body, not of the entity body "
            "with the chunked transfer coding removed",
@@ -153,7 +154,7 @@ def _block_mismatch(rec: Record, want: Digest, got: Digest) -> Note:
     if rec.type == "revisit" and want.is_empty and rec.content_length and rec.http is not None \
             and rec._payload - rec._block == rec.content_length:
         return Note(DEFECT, f"WARC-Block-Digest {text} is the digest of an empty block, but the block holds "
-                            f"the revisit's HTTP head, whose digest is {got.label}", "wget-revisit-block-digest")
+                            f"the revisit's HTTP head, whose digest is {got.label}", "revisit-block-digest")
     return Note(PROBLEM, f"WARC-Block-Digest {text} does not match the block, whose digest is {got.label}")
 
 
