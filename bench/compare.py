@@ -123,7 +123,7 @@ def _job_warchive_index(paths: Sequence[str], verify: bool, jobs: int = 1) -> Di
     """``index_paths`` in this process, as `warchive index` runs it (one malloc arena for -j N)."""
     try:
         from warchive._ext.sysio import one_malloc_arena
-    except ImportError:   # a tree from before the sysio kernel (--before)
+    except ImportError:   # a tree without the sysio kernel (--before)
         from warchive._ext.gzip_members import one_malloc_arena  # type: ignore[attr-defined, no-redef]
     from warchive.index.build import index_paths
     from warchive.index.cdx import IndexOptions

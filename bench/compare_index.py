@@ -43,8 +43,8 @@ segment, and pywb 2.10's server (its ``wayback`` app, gevent) on the sorted
 CDXJ, each loaded by ``wrk -t2 -c50 -d SECONDS --latency`` with a Lua script
 cycling through the URLs as ``/<coll>/cdx?url=...`` (exact), after a 2 s warm-up.
 wrk shares the machine's cores with the server. ``--baseline-src DIR`` adds a
-``warchive serve`` run from another source tree (e.g. an export of the main
-branch, kernels built), so that before and after are measured in one run.
+``warchive serve`` run from another source tree (e.g. an export of another
+revision, kernels built), so that a change is measured against it in one run.
 
 Nothing is asserted about time: targets are printed as PASS or SHORT.
 """

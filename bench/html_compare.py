@@ -1,6 +1,6 @@
 """The rewriting kernel (ext/html_rewrite) on corpus HTML, beside pywb 2.10's HTML rewriter and a
-plain copy of the bytes, and the crawler's link extraction before (the pure-Python extractor,
-tests/links_py.py) and after (the kernel's link mode), in one run.
+plain copy of the bytes, and the crawler's link extraction (the kernel's link mode) beside the
+pure-Python extractor tests/links_py.py, in one run.
 
     python bench/html_compare.py CORPUS_DIR [--mb 100] [--repeat 3] [--json OUT]
     python bench/html_compare.py tests/data/wget --repeat 1          # a quick look
@@ -18,7 +18,7 @@ then runs in a fresh process and is timed inside around the work only, as the be
   pywb HTMLRewriter      pywb's UrlRewriter + HTMLRewriter(...).rewrite + close on the decoded body,
                          in .venv-pywb; "no JS": its JavaScript rewriter replaced by one that
                          changes nothing (as warchive's rows without inline JS), "JS": as replay runs it
-  links (Python)         tests/links_py.py extract_links, the extractor the crawler had before
+  links (Python)         tests/links_py.py extract_links, the pure-Python reference extractor
   links (kernel)         warchive.capture.links.extract_links
 
 MB/s are megabytes of input HTML per second of CPU time of the worker (one core; the machine's

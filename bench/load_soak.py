@@ -1,4 +1,4 @@
-"""``warchive serve`` held under load for minutes (issue 17): wrk at 200 connections on loopback,
+"""``warchive serve`` held under load for minutes: wrk at 200 connections on loopback,
 a mix of replay requests over the corpus, the server's RSS sampled, twice: once as is, once
 with the collection changed underneath (WARCs added, each found by the server without a
 restart, and the collection compacted, again and again).

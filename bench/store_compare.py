@@ -1,8 +1,8 @@
 """The store's throughput beside its limits: `put`, `get` (whole files, and small ranges) and light and
 deep `scrub` in MB/s beside raw sha256 (of the files, and of the chunk bytes a deep scrub reads) and
 raw pyeclib encode/decode of the same bytes and beside copying the files three times (replication),
-and the bytes on disk against the originals; and reading from the store as indexing and replay do
-(issue 14): `warchive index store://...` beside indexing the files, and loading random id_ records
+and the bytes on disk against the originals; and reading from the store as indexing and replay do:
+`warchive index store://...` beside indexing the files, and loading random id_ records
 (CaptureLoader.load of an index line, the payload read: what replay's id_ does before HTTP) from the
 store beside the plain files, in records/s.
 
