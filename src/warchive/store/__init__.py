@@ -1,6 +1,6 @@
 """The durable store: closed WARC/ARC files kept as k data + m parity chunks (Reed-Solomon through
-pyeclib), described by immutable manifests, read back verified (issue 14; docs/format.md
-"Durable store" specifies the files).
+pyeclib), described by immutable manifests, read back verified (docs/format.md,
+"Durable store", specifies the files).
 
     from warchive.store import Store, init_store, put, get, StoreFile
     init_store("STORE", ["/disk1/v", "/disk2/v", ...], k=4, m=2)
