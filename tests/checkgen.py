@@ -105,6 +105,15 @@ def revisit(name: str, block_digest: Digested = "", payload_digest: Digested = N
                   extra=(("WARC-Profile", PROFILE), ("WARC-Refers-To", rid("check/original"))))
 
 
+def emptied(rec: bytes, name: str) -> bytes:
+    """rec with the value of its field ``name`` taken out (the name and colon left)."""
+    head, sep, rest = rec.partition(b"\r\n\r\n")
+    lines = [line.split(b":", 1)[0] + b":" if line.split(b":", 1)[0] == name.encode() else line
+             for line in head.split(b"\r\n")]
+    assert lines != head.split(b"\r\n"), name
+    return b"\r\n".join(lines) + sep + rest
+
+
 def warcinfo(name: str) -> bytes:
     return record("warcinfo", name, None, "application/warc-fields",
                   b"software: warchive-tests checkgen\r\nformat: WARC File Format 1.0\r\n")
@@ -229,6 +238,14 @@ def cases() -> List[CheckCase]:
                   [warcinfo("sg/info"),
                    record("response", "sg/resp", URI, RESP_CT, RESPONSE, payload_digest=digest("sha1", HTML + HTML),
                           extra=(("WARC-Segment-Number", "1"),))], "pass", "pass"),
+        CheckCase("check_empty_type", "a resource whose WARC-Type field is there but empty",
+                  [warcinfo("et/info"), emptied(record("resource", "et/res", URI + "notes.txt", "text/plain",
+                                                       b"notes\n"), "WARC-Type")],
+                  "pass", "fail", why="warcio checks no mandatory field"),
+        CheckCase("check_empty_record_id", "a resource whose WARC-Record-ID field is there but empty",
+                  [warcinfo("ei/info"), emptied(record("resource", "ei/res", URI + "notes.txt", "text/plain",
+                                                       b"notes\n"), "WARC-Record-ID")],
+                  "pass", "fail", why="warcio checks no mandatory field"),
     ]
 
 

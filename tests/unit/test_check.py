@@ -45,6 +45,18 @@ def test_each_problem_names_its_record(cases, name, words):
     assert r.returncode == 1 and f"{case.path} at byte {at}: record {rid} " in r.stderr
 
 
+@pytest.mark.parametrize("name, field", [("check_empty_type.warc", "WARC-Type"),
+                                         ("check_empty_record_id.warc", "WARC-Record-ID")])
+def test_an_empty_mandatory_field_is_a_problem(cases, name, field):
+    """A mandatory field that is there with no value is as missing as one that is not there."""
+    case = cases[name]
+    res = check_file(str(case.path))
+    at = checkgen.offsets(case)[case.record]
+    assert not res.ok and [(f.offset, f.message) for f in res.problems] == [(at, f"empty {field}")], res.problems
+    r = run_check(case.path)
+    assert r.returncode == 1 and f"{case.path} at byte {at}:" in r.stderr and f"empty {field}" in r.stderr
+
+
 @pytest.mark.parametrize("name, defect", [("check_chunked_raw.warc", "chunked-payload-digest"),
                                           ("check_wget_revisit.warc.gz", "revisit-block-digest")])
 def test_producer_defects_are_named_and_fail_only_strict(cases, name, defect):

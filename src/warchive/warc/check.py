@@ -2,8 +2,8 @@
 and every digest it carries right.
 
 Every gzip member is inflated and its CRC-32 and size checked (zstd frames:
-their checksum); every WARC record must have WARC-Type, WARC-Record-ID and
-a valid WARC-Date and end where its Content-Length says; its digests are
+their checksum); every WARC record must have WARC-Type, WARC-Record-ID (neither
+empty) and a valid WARC-Date and end where its Content-Length says; its digests are
 judged by warchive.warc.verify. Records that share a gzip member are a
 problem: they have no offsets of their own, so the file cannot be indexed
 until ``warchive recompress`` writes it again. The file is read leniently
@@ -82,10 +82,13 @@ def check_record(rec: Record, path: str, result: CheckResult) -> None:
     if rec.format != "warc":
         return  # ARC records have no digests; the reader checks their structure
     for name in REQUIRED:
-        if rec.headers.get(name) is None:
+        value = rec.headers.get(name)
+        if value is None:
             problem(f"no {name}")
+        elif not value:   # (the head parser strips a value of its white space)
+            problem(f"empty {name}")
     date = rec.headers.get("WARC-Date")
-    if date is not None:
+    if date:
         try:
             iso_date_to_timestamp(date)
         except ValueError:
