@@ -21,7 +21,7 @@ tokenizer does, and resolves URLs as ``urllib.parse.urljoin`` in C for the commo
 cannot (a non-ASCII URL, an odd base, a CSS escape) comes here as raw bytes and is resolved by
 ``resolve``. Each (url, hop) is kept once, in document order; within a tag, in the order of the
 rules below (``_special`` tags first, then the attributes of ``_URL_ATTRS``, lazy ones, ``style``).
-docs/api.md lists where this differs from the pure-Python extractor it replaced.
+docs/api.md lists where this differs from the pure-Python extractor tests/links_py.py.
 
 It must not fetch, decide scope, or touch the seen set.
 """

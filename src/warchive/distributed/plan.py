@@ -17,8 +17,8 @@ of the input's bytes), shared among the files
 by size (two each at least; a file hardly larger than its windows is
 indexed whole). A window costs about 0.1 ms besides its bytes (finding a
 member, setting up the kernel), so the corpus's 256 windows of 32 KiB cost
-~35 ms of CPU, spread over the workers; the sample of 16 windows of
-256 KiB a file it replaced grew with the corpus (50 ms for 300 MB).
+~35 ms of CPU, spread over the workers; a fixed number of windows a file
+(16 of 256 KiB) would grow with the corpus (50 ms for 300 MB).
 The map tasks are ``warchive.index.build.plan``'s: whole files, large `sl`
 gzip files cut into byte ranges. A plan is JSON and saved in the job's
 scratch directory, so a rerun uses the same split points and tasks.
