@@ -217,3 +217,27 @@ def test_a_crawl_that_fetches_nothing_fails(tmp_path):
              "--min-delay", "0", "--max-delay", "0", "--delay-factor", "0", "--robots", "ignore")
     assert r.returncode == 1, r.stderr
     assert "nothing was fetched" in r.stderr and "attempts failed" in r.stderr and "session failed" in r.stderr
+
+
+def test_load_takes_a_timestamp_of_1_to_14_digits(tmp_path, valid_archives):
+    """TIMESTAMP is YYYYMMDDhhmmss or a prefix of it: anything else is a usage error (exit 2,
+    nothing printed), not some capture the closest order happens to put first."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    warc = valid_archives["get_pairs.warc.gz"].path
+    with open(warc, "rb") as f:
+        url = next(r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f)
+                   if r.rec_type == "response")
+    coll = tmp_path / "web"
+    assert _cli("init", coll).returncode == 0
+    assert _cli("add", coll, warc).returncode == 0
+    for ts in ("2", "2024", "20240102030405"):
+        r = _cli("load", url, ts, coll, "--headers-only")
+        assert r.returncode == 0 and r.stdout.startswith("HTTP/"), (ts, r.stderr)
+    for ts in ("notatime", "", "20240102030405123", "2024-01-02", " 2024", "2024\u0662", "+2024"):
+        r = _cli("load", url, ts, coll, "--headers-only")
+        assert r.returncode == 2, (ts, r.returncode, r.stdout[:80])
+        assert r.stdout == ""
+        assert r.stderr.startswith("usage: warchive load"), r.stderr
+        assert "warchive load: error: TIMESTAMP must be 1 to 14 digits" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr

@@ -141,6 +141,13 @@ def load_arguments(p: ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="write the body to this file (headers on standard output)")
 
 
+def check_timestamp(ts: str) -> None:
+    """TIMESTAMP is 1 to 14 ASCII digits (YYYYMMDDhhmmss or a prefix of it); anything else,
+    which the closest-capture order would quietly read as some time, is a usage error."""
+    if not (ts.isascii() and ts.isdigit() and 1 <= len(ts) <= 14):
+        raise UsageError(f"TIMESTAMP must be 1 to 14 digits (YYYYMMDDhhmmss or a prefix of it), not {ts!r}")
+
+
 def load(args: Namespace) -> int:
     """Print the capture of URL closest to TIMESTAMP (or the one an index line names): its HTTP
     head, then its payload de-chunked, revisits resolved to their original; the next-closest
@@ -152,6 +159,7 @@ def load(args: Namespace) -> int:
         if len(args.args) < 2:
             raise UsageError("give URL TIMESTAMP [SOURCE...] or --cdx LINE [SOURCE...]")
         url, ts, sources = args.args[0], args.args[1], args.args[2:]
+        check_timestamp(ts)
     sources = sources or ["."]
     check_sources(sources)
     for d in args.archive or ():
