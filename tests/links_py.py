@@ -1,5 +1,5 @@
-"""THE ORACLE, not warchive's code: warchive.capture.links as it was before the rewriting kernel
-took its work (main at be166d5), kept unchanged below this paragraph so that
+"""THE ORACLE, not warchive's code: a pure-Python outlink extractor with the interface of
+warchive.capture.links, kept unchanged below this paragraph so that
 tests/differential/test_links_vs_python.py, tests/unit/test_links.py (its deviations) and
 bench/html_compare.py can compare the kernel's link mode with it. It imports nothing from warchive.
 
@@ -30,10 +30,9 @@ read as an unquoted value, up to white space or ``>`` (a browser would swallow t
 file), and character references are decoded with
 ``html.unescape`` (the HTML5 table, without the attribute-value exceptions for legacy ``&amp``).
 
-Pure Python for now, decided by profiling (bench/README.md): it runs at about twice the speed of
-``html.parser`` merely tokenizing, and URL resolution (``urljoin``) takes about 40 % of its time, so
-a C tokenizer alone would gain little; the kernel worth writing is one shared with
-``ext/html_rewrite`` (replay) that also joins URLs in C, behind this same interface.
+Pure Python: it runs at about twice the speed of ``html.parser`` merely tokenizing, and URL
+resolution (``urljoin``) takes about 40 % of its time (bench/README.md), which is why the crawler
+uses the kernel's link mode (``ext/html_rewrite``, URLs joined in C) behind this same interface.
 It must not fetch, decide scope, or touch the seen set.
 """
 

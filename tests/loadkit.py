@@ -2,7 +2,7 @@
 collection changed underneath (a WARC added, then the collection compacted) while it serves.
 
 Shared by tests/unit/test_load.py (seconds, in the default run) and bench/load_soak.py (minutes,
-the figures of issue 17). wrk counts socket errors and non-2xx/3xx answers itself; the Lua
+the README's figures). wrk counts socket errors and non-2xx/3xx answers itself; the Lua
 script below also counts answers by status class across its threads, so a 5xx is told apart
 from a 404 (and a 307 TimeGate counts as the answer it should be).
 """

@@ -1,12 +1,12 @@
-"""warchive.capture.links (the rewriting kernel's link mode) against the pure-Python extractor it
-replaced (tests/links_py.py, kept as the oracle): the same links, hops and contexts, in the same
+"""warchive.capture.links (the rewriting kernel's link mode) against the pure-Python extractor
+(tests/links_py.py, the oracle): the same links, hops and contexts, in the same
 order, on real pages (the HTML samples and every page of the Wget fixture; the corpus too when
 WARCHIVE_CORPUS names it, with -m slow) and on generated HTML.
 
 The generator writes HTML as pages write it (tags with quoted or unquoted values, comments, text,
 scripts, style sheets with url() and @import), not the inputs where the two deliberately differ
 (docs/api.md, "Outlinks": quotes never closed, comments ended by --!>, legacy references before
-'=' or a letter, CSS the old regular expressions misread, non-ASCII white space in tags);
+'=' or a letter, CSS the pure-Python extractor's regular expressions misread, non-ASCII white space in tags);
 tests/unit/test_links.py has a case for each of those.
 """
 

@@ -1,5 +1,5 @@
 """Replay and loading straight from the durable store equal replay and loading from the plain
-files (issue 14, acceptance 3), and damage to the chunks is served around or reported as an
+files, and damage to the chunks is served around or reported as an
 unreadable plain record is.
 
 The same collections are built twice from the same WARCs (the replay site, warcgen's revisits,

@@ -56,8 +56,8 @@ WGET = TESTS / "data" / "wget"
 SHARED = REPO.parent / "shared" / "fixtures"
 CORPUS = Path(os.environ.get("WARCHIVE_CORPUS", REPO / "corpus"))
 COLL = "walk"
-# pages each walk reaches: at least 200 by the acceptance of issue 12 (``-m slow``, and the corpus
-# walk, which goes on); the default run walks 60 of the fixtures' pages (about 0.4 s each)
+# pages each walk reaches: at least 200 for the full walk of the fixtures (``-m slow``; the corpus
+# walk goes on further); the default run walks 60 of the fixtures' pages (about 0.4 s each)
 PAGES = {"fixtures": 60, "fixtures-all": 200, "corpus": int(os.environ.get("WARCHIVE_WALK_PAGES", "1000"))}
 LINKS = """() => {
   const base = document.querySelector("base[href]");

@@ -66,24 +66,24 @@ CRASHERS = Path(__file__).parent / "crashers"
 
 
 def test_crasher_warc_content_length_overflow() -> None:
-    # found by atheris (harness warc, 20,791 inputs): a resynced text record at byte 453 whose
-    # length is 7777...7 (34 digits) made an offset past a C int64 (OverflowError in read_at)
+    # harness warc: a resynced text record at byte 453 whose length is 7777...7 (34 digits) makes
+    # an offset past a C int64, which must not escape as an OverflowError from read_at
     checked("warc")((CRASHERS / "warc-content-length-overflow").read_bytes())
 
 
 @pytest.mark.parametrize("crasher, harness", [
-    # a resumeKey decoded to a lone surrogate: UnicodeEncodeError, now a 400 answer (QueryError)
+    # a resumeKey decoded to a lone surrogate: a 400 answer (QueryError), no UnicodeEncodeError
     ("cdx-query-resume-key-surrogate", "cdx_query"),
-    # a journal line whose "t" holds a byte that is no UTF-8: msgspec's DecodeError from
-    # Session.fields(), now SessionFormatError at the line (damage) from read_session
+    # a journal line whose "t" holds a byte that is no UTF-8: SessionFormatError at the line
+    # (damage) from read_session, not msgspec's DecodeError from Session.fields()
     ("journal-not-utf8", "journal"),
-    # a style sheet with a UTF-32 BOM and a unit past U+10FFFF: UnicodeDecodeError from the
-    # transcoding, now U+FFFD in its place
+    # a style sheet with a UTF-32 BOM and a unit past U+10FFFF: U+FFFD in its place, no
+    # UnicodeDecodeError from the transcoding
     ("css-utf32-past-unicode", "css"),
-    # "PK\x05\x06" in the last 21 bytes of a ZIP: struct.error, now ZipFormatError
+    # "PK\x05\x06" in the last 21 bytes of a ZIP: ZipFormatError, not struct.error
     ("wacz-end-signature-at-the-end", "wacz"),
     # a Wget request whose WARC-Target-URI <...> is repeated: warcio corrects the last copy and
-    # reads the first (the harness's comparison, fixed: warcio's correction applied to the first)
+    # reads the first (the harness's comparison applies warcio's correction to the first)
     ("reader-repeated-target-uri", "diff_reader"),
 ])
 def test_crasher(crasher: str, harness: str) -> None:

@@ -2,7 +2,7 @@
 empty file, a file of another kind; an output whose directory is missing or which is a
 directory): one line or two naming the path on stderr, exit status 1 (2 where the command calls
 it a usage error), never a traceback, nothing on standard output and nothing left behind
-(issue 13's walk over the CLI; the rules are docs/cli.md's "Paths").
+(a walk over the whole CLI; the rules are docs/cli.md's "Paths").
 
 Each command is called in process through ``warchive.cli.main``, so an exception escaping the
 command's error handling fails the test with its traceback. ``SLOTS`` names every path a

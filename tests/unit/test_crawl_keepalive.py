@@ -1,4 +1,4 @@
-"""Keep-alive in the crawler (issue 13): a host's connection is reused between its fetches, and
+"""Keep-alive in the crawler: a host's connection is reused between its fetches, and
 every exchange is still recorded byte for byte (the request and response records hold exactly what
 went over that connection for that fetch, as the test server saw it); ``keep_alive=False`` opens a
 connection per fetch."""

@@ -1311,9 +1311,8 @@ def test_the_default_record_list_given_explicitly_is_the_default(seeds, work):
 
 
 def test_shared_member_of_unindexed_records_is_refused_by_both_paths(seeds, work):
-    """A gzip member holding the warcinfo and the request (both not indexed): the kernel path once
-    refused it while the pure Python path skipped it. Now both report it once and go on, or with
-    strict both refuse it."""
+    """A gzip member holding the warcinfo and the request (both not indexed): the kernel path and
+    the pure Python path both report it once and go on, or with strict both refuse it."""
     s = seeds["gz"]
     data = mutate(s, [("merge", 0)])
     path = write_case(work, s, data)
@@ -1443,9 +1442,8 @@ def test_indexer_skips_errors_as_the_reference_slow(seeds, work, name, ops, cdx1
 
 
 def test_streams_skip_forward_to_the_right_byte(tmp_path):
-    """A stream asked for bytes past what it had read dropped everything it read on the way, including
-    the bytes at and after the offset asked for: wrong bytes (since the fix for ISA-L's read-ahead,
-    a read before the buffer, found by ASan)."""
+    """A stream asked for bytes past what it has read drops what it read on the way but keeps the
+    bytes at and after the offset asked for (dropping those too would give wrong bytes)."""
     data = bytes(range(256)) * 40
     r = gzip_members.Reader(io.BytesIO(data), window=64)
     assert r.read_at(5, 3) == data[5:8]

@@ -286,8 +286,8 @@ def test_utf16_named_without_bom_and_odd_tail():
 
 @pytest.mark.parametrize("codec, bad", [("utf-32-le", b"\x00\x00\x11\x00"), ("utf-32-be", b"\xff\xff\xff\xff")])
 def test_bytes_that_make_no_character_come_out_as_replacement(codec, bad):
-    # found by the css fuzz harness: a UTF-32 unit past U+10FFFF raised UnicodeDecodeError.
-    # What comes out is what the same document with U+FFFD in their place gives
+    # a UTF-32 unit past U+10FFFF (as in the css fuzz harness's crasher) is no UnicodeDecodeError:
+    # what comes out is what the same document with U+FFFD in their place gives
     head, tail = '<a href="/x">'.encode(codec), '<img src="/y.png">'.encode(codec)
     fixed = html.rewrite(head + "\ufffd".encode(codec, "replace") + tail, rw(), encoding=codec)
     assert html.rewrite(head + bad + tail, rw(), encoding=codec) == fixed

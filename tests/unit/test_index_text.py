@@ -1,5 +1,5 @@
-"""Pieces of index lines made without the modules that `warchive index` no longer imports at
-start-up: each is held to what it replaces (datetime, base64, json) on generated input."""
+"""Pieces of index lines made without the modules that `warchive index` does not import at
+start-up: each is held to the module it stands in for (datetime, base64, json) on generated input."""
 
 from __future__ import annotations
 

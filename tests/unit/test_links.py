@@ -315,9 +315,9 @@ def test_long_wait_in_small_pieces(opening):
     assert ("http://ex.test/dir/after", "L") in [(link.url, link.hop) for link in ex.close()]
 
 
-# --------------------------------------------------------------------------- where the kernel differs from the old extractor
+# --------------------------------------------------------------------------- where the kernel differs from the Python extractor
 
-# (document, what the kernel finds, what the pure-Python extractor (tests/links_py.py) found):
+# (document, what the kernel finds, what the pure-Python extractor (tests/links_py.py) finds):
 # docs/api.md, "Outlinks", lists these.
 DEVIATIONS = [
     ('<a href="never closed>', [], [('http://ex.test/dir/"never', "L")]),

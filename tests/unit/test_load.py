@@ -1,4 +1,4 @@
-"""``warchive serve`` under load, briefly (issue 17; bench/load_soak.py holds it for minutes).
+"""``warchive serve`` under load, briefly (bench/load_soak.py holds it for minutes).
 
 wrk opens 200 connections on loopback and cycles through a mix of what a replay server is
 asked: rewritten HTML (``mp_``), images as archived (``id_``), TimeGates (307), TimeMaps and CDX

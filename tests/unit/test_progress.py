@@ -1,5 +1,5 @@
-"""The crawl's progress display names host queues as hosts (issue 13: it showed SURT keys such as
-``1,0,0,127:45449)``)."""
+"""The crawl's progress display names host queues as hosts (``127.0.0.1:45449``), not by their
+SURT keys (``1,0,0,127:45449)``)."""
 
 from __future__ import annotations
 

@@ -151,8 +151,8 @@ def test_resume_keys_walk_the_whole_answer():
                                     {"resumeKey": "com%2Cexample%29%2F+2020", "closest": "2020"},
                                     {"showResumeKey": "true", "output": "link"},
                                     {"resumeKey": "com%2Cexample%29%2F+20200101000000", "page": "1"},
-                                    # a lone surrogate (the Python door takes any str): found by the
-                                    # cdx_query fuzz harness, it was a UnicodeEncodeError
+                                    # a lone surrogate (the Python door takes any str), as in the
+                                    # cdx_query fuzz harness's crasher: a 400, no UnicodeEncodeError
                                     {"resumeKey": "com%2Cexample\udce7%29%2F+20200101000000"}])
 def test_resume_key_misuse_is_400(params):
     assert ask({"url": "example.com", **params})[0] == 400

@@ -1,7 +1,8 @@
 """The server's view of a collection while its index changes underneath (replay/collections.py):
 a segment listed and then removed by a compaction before it was opened, and a change made in
-the same clock tick as the view was opened (the directory's mtime unchanged). Both seen by
-tests/unit/test_load.py as a 5xx under load before the fix; here made to happen on purpose."""
+the same clock tick as the view was opened (the directory's mtime unchanged). Under load
+(tests/unit/test_load.py) either happens by chance and must not be a 5xx; here each is made to
+happen on purpose."""
 
 from __future__ import annotations
 

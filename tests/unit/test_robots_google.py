@@ -32,7 +32,7 @@ def rfc(txt: bytes, agent: str, url: str) -> bool:
 
 
 def test_google_is_the_default_reading():
-    """The issue's choice: warchive reads robots.txt as Google does unless told otherwise."""
+    """warchive reads robots.txt as Google does unless told otherwise."""
     assert RobotsTxt.parse(b"").mode == "google"
     assert RobotsCache("bot").mode == "google"
     with pytest.raises(ValueError):

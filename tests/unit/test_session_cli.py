@@ -116,7 +116,7 @@ def test_format_table_aligns():
 def test_paths_a_user_has(journal, tmp_path, capsys, action):
     """The crawl's directory (the one the crawler prints), the collection (its latest crawl) and the
     journal itself are read alike; a missing path, an empty file, a directory with no crawl and a
-    file of another kind are one line naming the path and exit 1 (a traceback before: issue 13)."""
+    file of another kind are one line naming the path and exit 1, never a traceback."""
     coll = tmp_path / "coll"
     older, newer = coll / "crawls" / "20261129T090000Z", coll / "crawls" / "20261129T100000Z"
     for d in (older, newer):

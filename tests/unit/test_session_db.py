@@ -228,8 +228,8 @@ def test_damaged_line_in_the_middle(journal):
 
 @pytest.mark.parametrize("where", ["field", "unknown"])
 def test_a_line_that_is_not_utf8_is_damage(journal, where):
-    # found by the journal fuzz harness: a byte that is no UTF-8 in a field the head decoder skips
-    # passed the parse, then Session.fields() raised msgspec's DecodeError (no ArchiveError)
+    # a byte that is no UTF-8 in a field the head decoder skips (the journal fuzz harness's crasher)
+    # is damage at its line, not msgspec's DecodeError from Session.fields() (no ArchiveError)
     with SessionDB(journal) as db:
         db.fetched("https://a.example/", 200)
     with open(journal, "ab") as f:

@@ -333,7 +333,7 @@ def test_sort_bounded_memory_small(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_SORT, reason="coreutils sort not installed")
 def test_sort_10gb_under_512mb(tmp_path_factory):
-    """Acceptance 4: a generated 10 GB CDXJ sorts with default settings in under 512 MB peak RSS.
+    """A generated 10 GB CDXJ sorts with default settings in under 512 MB peak RSS.
 
     Needs about 30 GB of free disk (input, runs, output) in the pytest temporary directory."""
     tmp = tmp_path_factory.mktemp("big")
