@@ -26,7 +26,7 @@ too), ASAN_OPTIONS=detect_leaks=0 (CPython's allocations look like leaks) and
 UBSAN_OPTIONS=halt_on_error=1, so that every over-read or undefined behaviour aborts with a
 report. Found inputs are written to build/fuzz-artifacts/NAME/ (crash-*, timeout-*); replay one
 with ``python -m tests.fuzz.run NAME FILE``, minimise with ``-minimize_crash=1 -runs=N FILE``.
-The recorded long runs: bench/results/fuzz-2026-12-01.txt.
+The recorded long runs: bench/results/fuzz-*.txt.
 """
 
 import sys
