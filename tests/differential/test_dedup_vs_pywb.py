@@ -272,7 +272,7 @@ def test_pywb_loader_and_warchive_agree_on_every_line(crawls):
 
 
 def test_skips_are_listed_by_warchive_session_skipped(crawls, tmp_path):
-    """A skip decision recorded in the session database (issue4-session's SessionDB) is listed
+    """A skip decision recorded in the session database (``warchive.capture.session.SessionDB``) is listed
     by ``warchive session skipped`` with the capture that holds the payload."""
     import subprocess
 
