@@ -29,10 +29,14 @@ def test_wrong_offsets_are_errors_naming_file_and_byte(valid_archives):
     cases = [
         (plain.path, size, "past the end of the file"),
         (plain.path, size + 100, "past the end of the file"),
-        (plain.path, second - 4, f"no record starts here (the next one starts at byte {second})"),  # its CRLFCRLF
+        (plain.path, second - 4, f"no record starts here (it is inside the record at byte 0; the next one "
+                                 f"starts at byte {second})"),  # its CRLFCRLF
         (plain.path, size - 4, "no record here, only blank lines up to the end"),
-        (plain.path, 2, "not a WARC or ARC record"),
-        (gz.path, gz.member_offsets[1] + 1, "not a WARC or ARC record"),
+        (plain.path, 2, f"no record starts here (it is inside the record at byte 0; the next one starts at "
+                        f"byte {second})"),
+        (gz.path, gz.member_offsets[1] + 1, f"no record starts here (it is inside the record at byte "
+                                            f"{gz.member_offsets[1]}; the next one starts at byte "
+                                            f"{gz.member_offsets[2]})"),
     ]
     argvs = [["extract", p, off] for p, off, _ in cases]
     for (p, off, problem), (rc, out, err) in zip(cases, run_batch(argvs)):
@@ -107,3 +111,64 @@ def test_zstd_frames_give_the_records_of_the_plain_file(valid_archives, tmp_path
     for x, y in pairs:
         for part in ("record", "headers", "payload"):
             assert _lines(zst, x, part) == _lines(plain, y, part), (x, part)
+
+
+def _warcio_starts(path) -> set:
+    """The offsets of the records warcio's ArchiveIterator reads in the whole file."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(path, "rb") as f:
+        it = ArchiveIterator(f, arc2warc=False)
+        return {it.get_record_offset() for _ in it}
+
+
+def _five_fields(data: bytes, off: int) -> bool:
+    """Is the line at off one warcio takes for an ARC head (five space-separated fields)?"""
+    line = data[off: data.find(b"\n", off) + 1 or len(data)]
+    return len(line.decode("latin-1").rstrip().rsplit(" ", 4)) == 5
+
+
+@pytest.mark.parametrize("name", ["get_pairs.warc", "get_pairs.warc.gz", "example.arc", "example.arc.gz",
+                                  "resource_metadata.warc", "arc_text_line.arc"])
+def test_only_record_starts_are_accepted(name, valid_archives, broken_archives):
+    """At every offset of the file, a file and the same bytes as a stream: the offsets warcio's
+    iterator reads records at print a record; every other one is refused with NoRecordError
+    naming the byte and the next record warcio reads. Inside a record, lines of five words (a
+    warcinfo field, a CSS rule, the rest of an ARC line) are where a lenient reader would see a
+    record; arc_text_line.arc has a line of text between records that warcio reads as one."""
+    path = (valid_archives.get(name) or broken_archives[name]).path
+    data = path.read_bytes()
+    starts = _warcio_starts(path)
+    assert len(starts) >= 5
+    for source in ("file", "stream"):
+        accepted = set()
+        for off in range(len(data)):
+            src = path if source == "file" else io.BytesIO(data)
+            try:
+                extract(src, off, "headers", lambda b: None, on_defect=lambda d: None)
+            except NoRecordError as e:
+                assert (e.path, e.offset) == ((str(path), off) if source == "file" else (None, off))
+                nxt = min((s for s in starts if s > off), default=None)
+                if nxt is not None:
+                    assert f"the next one starts at byte {nxt})" in e.problem, (source, off, str(e))
+                else:
+                    assert "next one" not in e.problem, (source, off, str(e))
+            else:
+                accepted.add(off)
+        assert accepted == starts, (source, sorted(accepted ^ starts)[:10])
+
+
+def test_an_offset_inside_a_record_exits_1_naming_the_next_record(valid_archives):
+    """On the command line: exit status 1, one line naming the file, the byte and the next record,
+    at the offsets inside records whose line has the five fields warcio reads as an ARC head."""
+    plain = valid_archives["get_pairs.warc"].path
+    data = plain.read_bytes()
+    starts = sorted(_warcio_starts(plain))
+    inside = [off for off in range(1, len(data)) if off not in starts and data[off - 1:off] == b"\n"
+              and data[off:off + 1].strip() and _five_fields(data, off)]
+    assert inside   # a warcinfo field (`format: WARC File Format 1.0`), a CSS rule
+    for off, (rc, out, err) in zip(inside, run_batch([["extract", str(plain), str(off)] for off in inside])):
+        nxt = min(s for s in starts if s > off)
+        assert (rc, out) == (1, b""), (off, err)
+        assert err.startswith(f"warchive: error: {plain} at byte {off}: no record starts here"), err
+        assert f"the next one starts at byte {nxt})" in err and err.count("\n") == 1, err

@@ -23,8 +23,11 @@ named pipe, /dev/stdin) and a stream are read forward: the first ``offset``
 bytes are skipped, so a stream's offsets count from where it stands.
 
 A wrong offset (past the end, inside a record, at blank lines) raises
-NoRecordError; a damaged record a CorruptRecordError child; both name the file
-and the byte. The record is read leniently: a defect of it that the reader
+NoRecordError naming the record it is inside and the next one; a damaged record
+a CorruptRecordError child; both name the file and the byte. Inside a record of
+a plain file a line can look like a record head to the reader; whether a
+record starts there is then told by reading from the record head before it
+(warchive.warc.starts). The record is read leniently: a defect of it that the reader
 reads past (warchive.warc.defects) goes to ``on_defect`` (default: a
 DefectWarning), and none is told when no record starts at ``offset``. This
 module writes nothing but what ``write`` is given.
@@ -41,17 +44,24 @@ from typing import Any, BinaryIO, Callable, List, Optional, Union
 from ..errors import CorruptRecordError, GzipError, NoRecordError, TruncatedError, UnsupportedFormatError
 from .content import content_stream
 from .defects import Defect, DefectWarning, OnDefect
+from .framing import record_line
 from .headers import Headers, decode_line, warcio_head
 from .reader import Record, open as open_archive
 from .source import RandomAccess, is_random_access
+from .starts import Before, Starts, where_records_start
+from .zst import ZSTD_MAGIC
 
 PARTS = ("record", "headers", "payload")
 ARC_FIELDS = ("uri", "ip-address", "archive-date", "content-type", "length")
 ARC_LINE_MAX = 1 << 16   # the first line of an ARC record is read from this many bytes (compressed)
 CHUNK = 1 << 16
 PROBLEM_MAX = 120        # the reader quotes what it found; at a wrong offset that is compressed bytes
+TAIL_MAX = 1 << 20       # a stream's last bytes before the offset kept to tell whether a record starts there
+
+GZIP_MAGIC = b"\x1f\x8b"
 
 Write = Callable[[bytes], object]
+Check = Callable[[], Optional[Starts]]   # where records start around the offset, read from a record before it
 Source = Union[str, os.PathLike[str], BinaryIO, RandomAccess]
 
 
@@ -95,14 +105,18 @@ def extract(source: Source, offset: int, part: str = "record", write: Optional[W
         size = os.path.getsize(path)
         if offset >= size:
             raise NoRecordError(path, offset, f"past the end of the file ({size} bytes)", _WHERE)
-        return _extract(path, path, offset, part, write, lambda: _read_at(path, offset), on_defect)
+        before: Before = lambda n: _read_at(path, offset - min(n, offset), min(n, offset))
+        return _extract(path, path, offset, part, write, lambda: _read_at(path, offset), on_defect, before,
+                        lambda: where_records_start(path, offset, before))
     name = getattr(source, "name", None)
     name = name if isinstance(name, str) else None
     if is_random_access(source):   # a stored file: read at the offset, as a file is
         ra: RandomAccess = source   # type: ignore[assignment]
         if offset >= ra.size:
             raise NoRecordError(name, offset, f"past the end of the file ({ra.size} bytes)", _WHERE)
-        return _extract(ra, name, offset, part, write, lambda: ra.pread(ARC_LINE_MAX, offset), on_defect)
+        ra_before: Before = lambda n: ra.pread(min(n, offset), offset - min(n, offset))
+        return _extract(ra, name, offset, part, write, lambda: ra.pread(ARC_LINE_MAX, offset), on_defect, ra_before,
+                        lambda: where_records_start(ra, offset, ra_before))
     return _extract_stream(source, name, offset, part, write, on_defect)  # type: ignore[arg-type]
 
 
@@ -112,19 +126,26 @@ _WHERE = "warchive index --fields offset,warc-type,warc-target-uri lists the rec
 def _extract_stream(f: BinaryIO, name: Optional[str], offset: int, part: str, write: Write,
                     on_defect: Optional[OnDefect]) -> None:
     skipped = 0
+    tail = bytearray()
     while skipped < offset:
         b = f.read(min(CHUNK, offset - skipped))
         if not b:
             raise NoRecordError(name, offset, f"past the end of the stream ({skipped} bytes)", _WHERE)
         skipped += len(b)
+        tail += b
+        del tail[: max(0, len(tail) - TAIL_MAX)]
     prefix = _read_full(f, ARC_LINE_MAX)
     if not prefix:
         raise NoRecordError(name, offset, f"past the end of the stream ({offset} bytes)", _WHERE)
-    _extract(io.BufferedReader(_Prefixed(prefix, f, name)), name, offset, part, write, lambda: prefix, on_defect)
+    kept = bytes(tail)   # a stream cannot go back: where records start is told from these bytes
+    before: Before = lambda n: kept[max(0, len(kept) - n):]
+    limit = len(kept) if len(kept) < offset else None
+    _extract(io.BufferedReader(_Prefixed(prefix, f, name)), name, offset, part, write, lambda: prefix, on_defect,
+             before, lambda: where_records_start(kept + prefix, offset, before, limit, offset - len(kept)))
 
 
 def _extract(src: Union[str, BinaryIO, RandomAccess], name: Optional[str], offset: int, part: str, write: Write,
-             prefix: Callable[[], bytes], on_defect: Optional[OnDefect]) -> None:
+             prefix: Callable[[], bytes], on_defect: Optional[OnDefect], before: Before, check: Check) -> None:
     held: List[Defect] = []   # until the record is known to start at offset: then they are its own
     told: List[Optional[OnDefect]] = [None]
 
@@ -136,9 +157,15 @@ def _extract(src: Union[str, BinaryIO, RandomAccess], name: Optional[str], offse
             tell(d)
     try:
         with open_archive(src, offset=offset, on_defect=defect) as records:
-            rec = next(iter(records), None)
+            try:
+                rec = next(iter(records), None)
+            except CorruptRecordError:   # a wrong offset, or a damaged record?
+                _refuse_inside(name, offset, prefix(), check)
+                raise
             if rec is None:
                 raise NoRecordError(name, offset, "no record here, only blank lines up to the end", _WHERE)
+            if rec.offset != offset or _doubtful(offset, prefix(), before):
+                _refuse_inside(name, offset, prefix(), check)
             if rec.offset != offset:
                 raise NoRecordError(name, offset, f"no record starts here (the next one starts at byte "
                                     f"{rec.offset})", _WHERE)
@@ -159,6 +186,34 @@ def _extract(src: Union[str, BinaryIO, RandomAccess], name: Optional[str], offse
         raise _for_extract(e, offset) from e
 
 
+def _unit_start(offset: int, prefix: bytes) -> bool:
+    """A gzip member or zstd frame starts a record; so does the start of the file."""
+    return offset == 0 or prefix[:2] == GZIP_MAGIC or prefix[:4] == ZSTD_MAGIC
+
+
+def _doubtful(offset: int, prefix: bytes, before: Before) -> bool:
+    """Whether the record the reader found at ``offset`` may be a piece of another record: in a
+    plain file, a line of text read as a record (as warcio reads one between records), or a record
+    whose previous byte ends no line."""
+    if _unit_start(offset, prefix):
+        return False
+    nl = prefix.find(b"\n")
+    return record_line(prefix[: nl + 1] if nl >= 0 else prefix) is None or before(1) != b"\n"
+
+
+def _refuse_inside(name: Optional[str], offset: int, prefix: bytes, check: Check) -> None:
+    """Raise NoRecordError when reading from a record before ``offset`` shows that none starts
+    there, naming the record it is inside and the next one."""
+    if _unit_start(offset, prefix):
+        return
+    starts = check()
+    if starts is None or starts.here:
+        return
+    where = [f"it is inside the record at byte {starts.inside}"] if starts.inside is not None else []
+    where += [f"the next one starts at byte {starts.next}"] if starts.next is not None else []
+    raise NoRecordError(name, offset, "no record starts here" + (f" ({'; '.join(where)})" if where else ""), _WHERE)
+
+
 def _warn(d: Defect) -> None:
     warnings.warn(DefectWarning(d), stacklevel=3)
 
@@ -177,23 +232,23 @@ def _for_extract(e: CorruptRecordError, offset: int) -> CorruptRecordError:
     return type(e)(e.path, e.offset, problem, remedy)
 
 
-def _read_at(path: str, offset: int) -> bytes:
+def _read_at(path: str, offset: int, n: int = ARC_LINE_MAX) -> bytes:
     with io.open(path, "rb") as f:
         f.seek(offset)
-        return f.read(ARC_LINE_MAX)
+        return f.read(n)
 
 
 def _first_line(prefix: bytes, name: Optional[str], offset: int) -> bytes:
     """The first line of the record whose stored bytes begin with ``prefix`` (a gzip member, or
     plain)."""
     data = prefix
-    if prefix[:2] == b"\x1f\x8b":
+    if prefix[:2] == GZIP_MAGIC:
         try:
             data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(prefix)
         except zlib.error as e:
             raise GzipError(name, offset, f"cannot inflate the record's first line: {e}",
                             "the gzip member is damaged") from e
-    elif prefix[:4] == b"\x28\xb5\x2f\xfd":
+    elif prefix[:4] == ZSTD_MAGIC:
         raise UnsupportedFormatError(f"{name} at byte {offset}: extract does not read ARC records in "
                                      "zstd frames (zstd -d makes a plain ARC file of it)")
     nl = data.find(b"\n")
