@@ -19,6 +19,7 @@ import uvicorn
 from ..errors import ArchiveError
 from ..replay.app import create_app
 from ..replay.collections import CollectionUnavailable, Collections
+from ..replay.server import ServerLimits, guarded_protocol, parser_protocol
 from . import paths
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -28,6 +29,22 @@ def _port(text: str) -> int:
     n = int(text)
     if not 0 <= n <= 65535:
         raise ArgumentTypeError(f"a port is 0 to 65535, not {n}")
+    return n
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or len(text) > 9 or int(text) < 1:
+        raise ArgumentTypeError(f"a count is a whole number from 1 to 999999999, not {text[:40]!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        n = float(text)
+    except ValueError:
+        n = -1.0
+    if not 0.5 <= n <= 86400:
+        raise ArgumentTypeError(f"a time in seconds from 0.5 to 86400, not {text[:40]!r}")
     return n
 
 
@@ -47,6 +64,18 @@ def serve_arguments(p: ArgumentParser) -> None:
                    help="what the server logs on stderr (default warning)")
     p.add_argument("--access-log", action=BooleanOptionalAction, default=True,
                    help="log every request on stderr: client, method, path, status (default; --no-access-log: not)")
+    p.add_argument("--trust-proxy", metavar="ADDRESSES", default=None,
+                   help="addresses of reverse proxies whose X-Forwarded-Proto and X-Forwarded-For are believed "
+                        "(comma-separated IPs or networks, '*' for any; default: none, the headers are ignored)")
+    p.add_argument("--max-client-connections", type=_count, default=ServerLimits.max_per_client, metavar="N",
+                   help=f"connections one client address may hold at once; one more is answered 503 "
+                        f"(default {ServerLimits.max_per_client}; behind a proxy, its address is the client's)")
+    p.add_argument("--request-timeout", type=_seconds, default=ServerLimits.head_timeout, metavar="SECONDS",
+                   help=f"a request's head must arrive within this, and its body at 1 KiB/s after it "
+                        f"(default {ServerLimits.head_timeout:g}); else 408 and the connection is closed")
+    p.add_argument("--http", choices=("auto", "httptools", "h11"), default="auto",
+                   help="uvicorn's HTTP parser (default auto: httptools when installed); the limits of "
+                        "docs/security.md hold with either")
 
 
 def _log_config() -> Dict[str, Any]:
@@ -167,8 +196,12 @@ def serve(args: Namespace) -> int:
     # the access log is serve's own (AccessLog): requests are logged whatever the level of the
     # server's own messages
     served: ASGIApp = AccessLog(app, sys.stderr) if args.access_log else app
+    limits = ServerLimits(max_per_client=args.max_client_connections, head_timeout=args.request_timeout,
+                          body_timeout=args.request_timeout)
     config = uvicorn.Config(served, loop="asyncio", log_level=args.log_level, access_log=False,
-                            log_config=_log_config())
+                            log_config=_log_config(), http=guarded_protocol(parser_protocol(args.http), limits),
+                            h11_max_incomplete_event_size=limits.max_head,
+                            proxy_headers=args.trust_proxy is not None, forwarded_allow_ips=args.trust_proxy)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:   # uvicorn shut down cleanly, then raised the Ctrl-C it caught

@@ -48,6 +48,7 @@ Scope = Dict[str, Any]
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 URL_LIST_LIMIT = 1000
 MAX_REQUEST_BODY = 16 << 20   # a POST/PUT body past this is 413: it is held whole to match the archived one
+MAX_BODIES_HELD = 64 << 20    # request bodies held at once by all requests; past it, 503
 RESOURCES_SHOWN = 4      # associated resources named in the banner, closest first
 # The top frame's: the banner loads its own assets only, and its iframe may show the archive
 # only (frame-src, added with the replay host): a page that navigates its frame to the live web
@@ -79,7 +80,11 @@ def _raw_path(scope: Scope) -> str:
 
 
 def _host_prefix(scope: Scope, headers: Mapping[str, str]) -> str:
-    scheme = headers.get("x-forwarded-proto") or scope.get("scheme", "http")
+    # The scheme is the server's (uvicorn sets it from X-Forwarded-Proto only for the proxies
+    # `serve --trust-proxy` names); a client's own header is never written into links.
+    scheme = scope.get("scheme", "http")
+    if scheme not in ("http", "https"):
+        scheme = "http"
     host = headers.get("host")
     if not host:
         server = scope.get("server") or ("127.0.0.1", 80)
@@ -111,6 +116,7 @@ class ReplayApp:
         self.config = config
         self.replayer = Replayer(config)
         self.static = _Static()
+        self.bodies_held = 0   # bytes of POST/PUT bodies being read or held (MAX_BODIES_HELD)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -127,21 +133,14 @@ class ReplayApp:
         method = scope.get("method", "GET")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         body = b""
-        size = 0
+        refused: Optional[Reply] = None
+        held = 0
         if method in ("POST", "PUT"):
-            more = True
-            parts: List[bytes] = []
-            while more and size <= MAX_REQUEST_BODY:
-                msg = await receive()
-                parts.append(msg.get("body", b""))
-                size += len(parts[-1])
-                more = msg.get("more_body", False)
-            body = b"".join(parts) if size <= MAX_REQUEST_BODY else b""
+            body, held, refused = await self._read_body(headers, receive)
         req = Request(method, headers, _host_prefix(scope, headers), scope.get("root_path", "").rstrip("/"), body)
         try:
-            if size > MAX_REQUEST_BODY:
-                reply = self._error(req, 413, "Request body too large",
-                                    f"a request body of more than {MAX_REQUEST_BODY >> 20} MiB is not replayed")
+            if refused is not None:
+                reply = refused
             elif method == "OPTIONS" and "access-control-request-method" in headers:
                 reply = self._preflight(headers)
             else:
@@ -149,7 +148,45 @@ class ReplayApp:
         except Exception:
             log.exception("answering %s %s", method, scope.get("path"))
             reply = self._error(req, 500, "Server error", "the server failed answering this request (see its log)")
+        finally:
+            self.bodies_held -= held
         await self._send(reply, send, head_only=method == "HEAD")
+
+    async def _read_body(self, headers: Mapping[str, str], receive: Any) -> Tuple[bytes, int, Optional[Reply]]:
+        """(body, bytes counted against MAX_BODIES_HELD, refusal) of a POST/PUT. A body is held whole
+        (its lookup key is made of it), so its size is bounded (413) and so is what all requests
+        hold at once (503); either refusal closes the connection, so the server does not read
+        and discard the rest of a body it refused."""
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and (len(declared) > 12 or int(declared) > MAX_REQUEST_BODY):
+            return b"", 0, self._body_refused(413)
+        parts: List[bytes] = []
+        size = 0
+        more = True
+        while more:
+            try:
+                msg = await receive()
+            except BaseException:   # (the client went away: what it sent is no longer held)
+                self.bodies_held -= size
+                raise
+            piece = msg.get("body", b"")
+            more = msg.get("more_body", False)
+            size += len(piece)
+            if size > MAX_REQUEST_BODY or self.bodies_held + len(piece) > MAX_BODIES_HELD:
+                self.bodies_held -= size - len(piece)
+                return b"", 0, self._body_refused(413 if size > MAX_REQUEST_BODY else 503)
+            self.bodies_held += len(piece)
+            parts.append(piece)
+        return b"".join(parts), size, None
+
+    def _body_refused(self, status: int) -> Reply:
+        if status == 413:
+            text = f"a request body of more than {MAX_REQUEST_BODY >> 20} MiB is not replayed\n"
+        else:
+            text = f"the server holds {MAX_BODIES_HELD >> 20} MiB of request bodies already; try again\n"
+        headers = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(text))),
+                   ("Connection", "close")] + ([("Retry-After", "1")] if status == 503 else [])
+        return Reply(status, headers, iter([text.encode("ascii")]))
 
     async def _send(self, reply: Reply, send: Any, head_only: bool) -> None:
         hdrs = [f for f in (_wire_field(k, v) for k, v in reply.headers) if f is not None]
@@ -311,7 +348,10 @@ class ReplayApp:
                 target = f"{span}/{url.rstrip('*')}*"
             elif match in ("host", "domain"):
                 target = f"{span}/{url}"
-                return self._url_list(served, ArchivalUrl.parse(target), req, match)
+                try:
+                    return self._url_list(served, ArchivalUrl.parse(target), req, match)
+                except (ArchivalUrlError, QueryError, UrlError) as e:   # no URL (`http://[`): no key
+                    return self._error(req, 400, "Bad request", str(e), served)
             else:
                 target = f"{span}/{url}"
             return Reply(302, [("Location", coll_url + target), ("Content-Length", "0")])
