@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 from ..errors import ArchiveError
 
-__all__ = ["UsageError", "main", "run"]
+__all__ = ["MissingExtra", "UsageError", "main", "run"]
 
 _FLAGS = {"-11": "cdx11", "--cdx11": "cdx11", "-p": "post_append", "--post-append": "post_append",
           "-s": "sort", "--sort": "sort", "--verify": "verify", "--skip-errors": "skip_errors", "--strict": "strict"}
@@ -38,6 +38,12 @@ class UsageError(Exception):
     """A command line that does not make sense (exit status 2, with the command's usage; the
     commands raise it, warchive.cli.commands prints it). Here, not there, so that warchive.cli.index
     can raise it without importing argparse."""
+
+
+class MissingExtra(UsageError):
+    """An option needs an optional extra that is not installed (exit status 2, like a usage
+    error, but one line: ``warchive: error:`` and the ``pip install`` that brings it;
+    warchive.cli.extras raises it)."""
 
 
 class IndexArgs:
@@ -108,9 +114,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 def run_command(run: Callable[[Any], int], args: Any) -> int:
     """run(args), with the errors a user can meet (ArchiveError, OSError) as one line on stderr and
-    exit status 1."""
+    exit status 1; a missing extra as one line and exit status 2."""
     try:
         return int(run(args))
+    except MissingExtra as e:
+        print(f"warchive: error: {e}", file=sys.stderr)
+        return 2
     except ArchiveError as e:
         print(f"warchive: error: {e}", file=sys.stderr)
         return 1

@@ -25,6 +25,7 @@ from ..capture.crawler import Crawler, read_config
 from .progress import Progress
 from ..capture.session import latest_session
 from .commands import UsageError
+from .extras import needs
 
 
 def _option_names(f: "dataclasses.Field[Any]") -> List[str]:
@@ -155,6 +156,13 @@ def resumed_config(session: str, args: Namespace) -> CrawlConfig:
     return cfg
 
 
+def _check_extras(cfg: CrawlConfig) -> None:
+    """The optional packages the crawl's settings need, before anything is written."""
+    if cfg.screenshots:
+        with needs("browser", "--screenshots"):
+            import playwright.async_api  # noqa: F401  (what warchive.capture.browser drives)
+
+
 def crawl(args: Namespace) -> int:
     """Crawl politely from SEEDS into the collection COLL: WARC files in COLL/archive, index
     segments in COLL/indexes as it goes, the session (journal, crawl.log, frontier, seen set) in
@@ -168,8 +176,9 @@ def crawl(args: Namespace) -> int:
     if args.resume:
         session = latest_session(args.resume)
         coll = args.output or os.path.dirname(os.path.dirname(os.path.abspath(session)))   # COLL/crawls/ID
-        c = Crawler(resumed_config(session, args), coll, session_dir=session, resume=True,
-                    retry_failed=args.retry_failed)
+        cfg = resumed_config(session, args)
+        _check_extras(cfg)
+        c = Crawler(cfg, coll, session_dir=session, resume=True, retry_failed=args.retry_failed)
     else:
         if not args.seeds or not args.output:
             raise UsageError("give SEEDS and -o COLLECTION (or --resume SESSION)")
@@ -177,7 +186,9 @@ def crawl(args: Namespace) -> int:
             raise UsageError("--retry-failed goes with --resume")
         if os.path.exists(args.output) and not os.path.isdir(args.output):
             raise CrawlError(f"{args.output}: a file, not a collection directory")
-        c = Crawler(crawl_config(args), args.output)
+        cfg = crawl_config(args)
+        _check_extras(cfg)
+        c = Crawler(cfg, args.output)
     progress = Progress(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     c.progress = progress
     if not args.quiet:

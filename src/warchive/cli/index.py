@@ -19,6 +19,7 @@ from ..index.cdx import FileStats, IndexOptions, display_name, iter_inputs
 from ..index.fields import index_fields, parse_fields
 from ..surt import parse_options
 from . import UsageError, paths
+from .extras import needs
 
 SKIP_EMPTY = "--skip-errors reports it and goes on"
 
@@ -101,7 +102,8 @@ def index(args: Any) -> int:
     paths.archives(args.inputs, lenient=args.skip_errors, remedy=SKIP_EMPTY)
     if getattr(args, "scheduler", None):
         # imported only here: Dask distributed takes 1.2-1.6 s to import (warchive.cli.scheduled)
-        from . import scheduled
+        with needs("distributed", "--scheduler"):
+            from . import scheduled
 
         return scheduled.run(args, opts)
     for attr, option in _ONLY_SCHEDULED:
