@@ -8,13 +8,14 @@ a usage error rather than a parameter the server would ignore.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from argparse import ArgumentParser, Namespace
 from typing import BinaryIO, Callable, List, Optional, Sequence, Tuple
 from urllib.parse import urlencode
 
-from ..index.query import Index
+from ..index.query import Answer, Index
 from ..index.sources import check_source_dir
 from ..replay.load import CaptureLoader
 from . import paths
@@ -95,10 +96,14 @@ def cdx(args: Namespace) -> int:
     answers, over any mix of collections, segments, ZipNum clusters and sorted CDX(J) files.
 
     Every API parameter is an option: `--url example.com/* --filter =status:200 --output json`.
-    Exit status 1 (with the status code on stderr) when the query is refused."""
+    A parameter the API refuses (its 400) is a usage error: its message on one line, exit
+    status 2; any other refusal, exit status 1 (with the status code on stderr)."""
     check_sources(args.sources)
     with Index(*args.sources, coll=args.coll) as idx:
         ans = idx.answer(urlencode(cdx_query(args)))
+        if ans.status == 400:
+            print(f"warchive cdx: error: {_message(ans)}", file=sys.stderr)
+            return 2
         out = sys.stdout.buffer
         for chunk in ans.body:
             out.write(chunk)
@@ -107,6 +112,15 @@ def cdx(args: Namespace) -> int:
         print(f"warchive: {ans.status}", file=sys.stderr)
         return 1
     return 0
+
+
+def _message(ans: Answer) -> str:
+    """The message of the API's error body ({"message": ...})."""
+    body = ans.read()
+    try:
+        return str(json.loads(body)["message"])
+    except (ValueError, KeyError, TypeError):
+        return body.decode("utf-8", "replace").strip()
 
 
 def lookup_arguments(p: ArgumentParser) -> None:

@@ -53,6 +53,10 @@ DEFAULT_LIMIT = 100000
 # A limit past this many lines (either sign) means "all" anyway; cut to it, so that an absurd
 # ``limit=-10**30`` is no OverflowError (a 500) in deque/islice, which take a C ssize_t.
 LIMIT_MAX = 1 << 62
+# An integer parameter's digits past this many (leading zeros aside) are past LIMIT_MAX: clamped
+# without being converted (int() refuses more than 4300 digits, a ValueError that was a 500).
+_MAX_DIGITS = 18
+_INTEGER = re.compile(r"\s*([+-]?)0*([0-9]+)\s*")
 FALSE_VALUES = ("0", "false", "f", "off")
 
 OUTPUTS = {"cdxj": "text/x-cdxj", "json": "text/x-ndjson", "text": "text/plain",
@@ -217,10 +221,7 @@ class Query:
             self.limit = DEFAULT_LIMIT
             self.limit_given = False
         else:
-            try:
-                self.limit = max(-LIMIT_MAX, min(LIMIT_MAX, int(limit_raw)))
-            except ValueError:
-                raise QueryError(f"limit must be an integer, not {limit_raw!r}") from None
+            self.limit = _bounded_int("limit", limit_raw)
             self.limit_given = True
         if self.fast_latest:  # W12
             if self.closest or self.reverse:
@@ -232,10 +233,7 @@ class Query:
         ct = p.get("collapseTime")
         self.collapse_time: Optional[int] = None
         if ct is not None:
-            try:
-                self.collapse_time = int(ct)
-            except ValueError:
-                raise QueryError(f"collapseTime must be an integer, not {ct!r}") from None
+            self.collapse_time = _bounded_int("collapseTime", ct)
         self.collapse: List[Tuple[str, Optional[int]]] = [_parse_collapse(c) for c in p.get("collapse", [])]
         self.compiled_filters = [_CDXFilter(f) for f in self.filters]
         if self.memento_format is not None and self.output == "link":
@@ -273,17 +271,37 @@ class Query:
         return Query(fp, now=now)
 
 
+def _bounded_int(name: str, raw: str, lo: int = -LIMIT_MAX, hi: int = LIMIT_MAX) -> int:
+    """The integer parameter ``name`` (as int() reads it: spaces, a sign), clamped to [lo, hi]
+    however many digits it has; QueryError (400) when it is no integer."""
+    m = _INTEGER.fullmatch(raw)
+    if m is not None and len(m.group(2)) > _MAX_DIGITS:
+        return lo if m.group(1) == "-" else hi
+    try:
+        n = int(raw)
+    except ValueError:
+        raise QueryError(f"{name} must be an integer, not {_shown(raw)}") from None
+    return max(lo, min(hi, n))
+
+
+def _shown(value: str, most: int = 60) -> str:
+    """A parameter's value in a message: repr, cut to ``most`` characters."""
+    text = repr(value)
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
 def _parse_collapse(value: str) -> Tuple[str, Optional[int]]:
     """W3-W5: FIELD or FIELD:N."""
     name, sep, n = value.partition(":")
-    bad = QueryError("collapse must be FIELD or FIELD:N with N > 0, not " + repr(value))
+    bad = QueryError("collapse must be FIELD or FIELD:N with N > 0, not " + _shown(value))
     if not name:
         raise bad
     if not sep:
         return ALIASES.get(name, name), None
-    if not n.isdigit() or int(n) <= 0:
+    k = _bounded_int("collapse", n) if n.isascii() and n.isdigit() else 0
+    if k <= 0:
         raise bad
-    return ALIASES.get(name, name), int(n)
+    return ALIASES.get(name, name), k
 
 
 _RESUME_RX = re.compile(r"^(.*) (\S+?)(?:!(\d+))?$", re.S)
@@ -295,11 +313,21 @@ def _parse_resume_key(value: str) -> Tuple[bytes, Optional[int]]:
     m = _RESUME_RX.match(raw)
     if not m or not m.group(1):
         raise QueryError(f"resumeKey is not a resume key: {value!r}")
-    k = int(m.group(3)) if m.group(3) else None
+    k = _bounded_int("resumeKey", m.group(3), 0) if m.group(3) else None
     try:
         return (m.group(1) + " " + m.group(2)).encode("utf-8"), k
     except UnicodeEncodeError:   # a lone surrogate (the Python door takes any str)
         raise QueryError(f"resumeKey is not a resume key: {value!r}") from None
+
+
+def _page_or_0(raw: Optional[str]) -> int:
+    """showPagedIndex's page: digits (after a '-'), else 0."""
+    if raw is None or not (raw[1:] if raw[:1] == "-" else raw).isdigit():
+        return 0
+    try:
+        return _bounded_int("page", raw)
+    except QueryError:   # (digits int() does not read: '²')
+        return 0
 
 
 def resume_key_for(c: Capture, k: int) -> str:
@@ -747,8 +775,8 @@ class Engine:
             limit = DEFAULT_LIMIT
         else:
             try:
-                limit = max(-LIMIT_MAX, min(LIMIT_MAX, int(limit_raw)))
-            except ValueError:
+                limit = _bounded_int("limit", limit_raw)
+            except QueryError:
                 return None
         for s in srcs:
             if s.kind != "plain":
@@ -869,9 +897,9 @@ class Engine:
             page_size = 10
         else:
             try:
-                page_size = int(page_size_raw)
-            except ValueError:
-                raise QueryError(f"Invalid value for pageSize= param: {page_size_raw}") from None
+                page_size = _bounded_int("pageSize", page_size_raw)
+            except QueryError:
+                raise QueryError(f"Invalid value for pageSize= param: {page_size_raw[:40]}") from None
         zi = s.source
         blocks = list(zi.blocks(q.key, q.end_key))
         if not blocks:
@@ -890,9 +918,9 @@ class Engine:
         page = 0
         if q.page_raw is not None:
             try:
-                page = int(q.page_raw)
-            except ValueError:
-                raise QueryError(f"Invalid value for page= param: {q.page_raw}") from None
+                page = _bounded_int("page", q.page_raw)
+            except QueryError:
+                raise QueryError(f"Invalid value for page= param: {q.page_raw[:40]}") from None
         if page < 0 or page >= pages:
             raise QueryError(f"Page {page} invalid: First Page is 0, Last Page is {pages - 1}")
         first = page * page_size if page_size > 0 else 0
@@ -923,7 +951,7 @@ class Engine:
         # showPagedIndex: the summary lines of the page (R26)
         if q.output in ("cdxj", "link"):
             raise QueryError(f"showPagedIndex needs output=text or output=json, not {q.output}")
-        page = int(q.page_raw) if q.page_raw is not None and q.page_raw.lstrip("-").isdigit() else 0
+        page = _page_or_0(q.page_raw)
         if blocks and (page < 0 or page >= pages):
             raise QueryError(f"Page {page} invalid: First Page is 0, Last Page is {pages - 1}")
         first = page * page_size if page_size > 0 else 0

@@ -321,7 +321,7 @@ class Replayer:
 
     def _range(self, head: List[Tuple[str, str]], payload: BinaryIO, rng: str,
                close: Callable[[], None], total: Optional[int]) -> Reply:
-        m = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", rng)
+        m = re.fullmatch(r"\s*bytes\s*=\s*([0-9]*)\s*-\s*([0-9]*)\s*", rng)
         head = [(k, v) for k, v in head if k.lower() not in ("content-length", "content-range")]
         if total is None:
             data = payload.read()
@@ -331,10 +331,10 @@ class Replayer:
             head.append(("Content-Length", str(total)))
             return Reply(200, head, _exactly(payload, total), close)
         if m.group(1):
-            start = int(m.group(1))
-            end = min(int(m.group(2)), total - 1) if m.group(2) else total - 1
+            start = _position(m.group(1))
+            end = min(_position(m.group(2)), total - 1) if m.group(2) else total - 1
         else:
-            n = int(m.group(2))
+            n = _position(m.group(2))
             start, end = max(total - n, 0), total - 1
         if start >= total or start > end:
             close()
@@ -343,6 +343,13 @@ class Replayer:
         head += [("Content-Range", f"bytes {start}-{end}/{total}"), ("Content-Length", str(end - start + 1)),
                  ("Accept-Ranges", "bytes")]
         return Reply(206, head, _exactly(payload, end - start + 1), close)
+
+
+def _position(digits: str) -> int:
+    """A byte position of a Range header; past any payload (2**62) when it has more digits than
+    that (int() refuses more than 4300 of them: a ValueError, a 500)."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 18 else 1 << 62
 
 
 def _key(url: str) -> Optional[str]:
