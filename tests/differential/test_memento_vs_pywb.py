@@ -441,6 +441,40 @@ def test_replay_memento_headers_like_pywb(timeline_coll, config):
     assert sum(kinds.values()) > 60, kinds
 
 
+TIMEMAP_EDGES = ["timemap/link/http://never.example/", "timemap/json/http://never.example/",
+                 "timemap/cdxj/http://never.example/", "timemap/link/2020/http://never.example/",
+                 "timemap/link/2030/http://example.com/", "timemap/json/2030*2031/http://example.com/",
+                 "timemap/foo/http://example.com/", "timemap/foo/http://never.example/",
+                 "timemap/LINK/http://example.com/", "timemap/xml/2020/http://example.com/",
+                 "timemap/link/", "timemap//http://example.com/", "timemap/foo/"]
+
+
+@pytest.mark.parametrize("config", [{}, {"framed_replay": False}], ids=["framed", "frameless"])
+def test_timemap_edges_like_pywb(timeline_coll, config):
+    """A TimeMap of nothing (a URL never captured, a range without captures) and a TimeMap form
+    pywb does not know: status, Content-Type and body as pywb's replay app sends them. A path
+    that names no form or no URL is a 404 page, pywb's an HTML page too."""
+    from starlette.testclient import TestClient
+    from warchive.replay import create_app
+    pywb_oracle.require_pywb()
+    archives = sorted((timeline_coll / "archive").iterdir())
+    sources = [p for p in (timeline_coll / "indexes").iterdir() if p.suffix == ".cdxj"]
+    theirs = pywb_oracle.pywb_load(archives, sources, [{"replay": p} for p in TIMEMAP_EDGES], coll="coll",
+                                   config=config)
+    client = TestClient(create_app(str(timeline_coll.parent), **config))
+    for path, ans in zip(TIMEMAP_EDGES, theirs):
+        mine = client.get(f"/coll/{path}", follow_redirects=False)
+        ctype = dict((k.lower(), v) for k, v in ans["headers"])["content-type"]
+        if ctype == "text/html":   # pywb's HTML error page: ours is ours
+            assert (mine.status_code, mine.headers["content-type"].split(";")[0]) == (ans["status"], "text/html"), path
+            continue
+        body = base64.b64decode(ans["body"])
+        assert (mine.status_code, mine.headers["content-type"], mine.content) == (ans["status"], ctype, body), path
+        assert mine.headers["content-length"] == str(len(body)), path
+    statuses = Counter(a["status"] for a in theirs)
+    assert statuses[404] >= 5 and statuses[400] >= 3, statuses
+
+
 # --------------------------------------------------------------------------- each difference, on pywb itself
 
 def test_difference_accept_datetime_zone(pywb):

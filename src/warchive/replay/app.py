@@ -444,8 +444,10 @@ class ReplayApp:
     def _timemap(self, served: Served, rest: str, qs: str, req: Request) -> Reply:
         """``timemap/FORM/[FROM[*TO]/]URL``: the TimeMap of URL (a page of it, from FROM)."""
         form, _, target = rest.partition("/")
-        if form not in TIMEMAP_TYPES or not target:
-            return self._error(req, 404, "Not found", f"no TimeMap form {form!r} (link, json, cdxj)", served)
+        if not form or not target:
+            return self._error(req, 404, "Not found", "a TimeMap is timemap/link|json|cdxj/URL", served)
+        if form not in TIMEMAP_TYPES:   # pywb's answer: the form is the CDX API's output parameter
+            return _json(400, f"output={form} not supported")
         m = _RANGE.match(target)
         lo, hi = (m.group(1), m.group(3) or "") if m else ("", "")
         if m:
@@ -470,9 +472,8 @@ class ReplayApp:
             body = timemap_link(caps, rw, replay_mod=self.replayer.replay_mod)
         else:
             body = (timemap_json if form == "json" else timemap_cdxj)(caps) or None
-        if not body:
-            return self._error(req, 404, "Not in the archive", f"{page.url} is not in the collection {served.name}",
-                               served)
+        if not body:   # as pywb: the TimeMap's own type, nothing in it (a client reads no HTML page as one)
+            return Reply(404, [("Content-Type", TIMEMAP_TYPES[form]), ("Content-Length", "0")], iter([b""]))
         # pywb answers its TimeMap route as a TimeGate would (Vary: accept-datetime): kept, harmless
         head = timemap_headers(rw, form) + [("Vary", "accept-datetime"), ("Content-Length", str(len(body)))]
         return Reply(200, head, iter([body]))
