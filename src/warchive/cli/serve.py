@@ -15,12 +15,18 @@ from argparse import ArgumentParser, ArgumentTypeError, BooleanOptionalAction, N
 from typing import Any, Awaitable, Callable, Dict, TextIO
 
 import uvicorn
+from uvicorn.protocols.http import h11_impl
 
 from ..errors import ArchiveError
 from ..replay.app import create_app
 from ..replay.collections import CollectionUnavailable, Collections
 from ..replay.server import ServerLimits, guarded_protocol, parser_protocol
 from . import paths
+
+try:   # (uvicorn[standard] brings httptools; without it uvicorn parses with h11)
+    from uvicorn.protocols.http import httptools_impl
+except ImportError:   # pragma: no cover
+    httptools_impl = None  # type: ignore[assignment]
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
@@ -160,6 +166,20 @@ def listen_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def send_any_status() -> None:
+    """Let uvicorn send every status a capture is replayed with, 200 to 999. Its parsers' tables
+    of status lines hold 100-599 only: an archived 999 (LinkedIn's refusal) raised KeyError in
+    uvicorn and dropped the connection. The added codes go out with an empty reason phrase
+    (RFC 9112 allows one); h11 takes codes up to 999 itself."""
+    tables = [(getattr(h11_impl, "STATUS_PHRASES", None), lambda code: b"")]
+    if httptools_impl is not None:
+        tables.append((getattr(httptools_impl, "STATUS_LINE", None), lambda code: b"HTTP/1.1 %d \r\n" % code))
+    for table, line in tables:
+        if isinstance(table, dict):
+            for code in range(600, 1000):
+                table.setdefault(code, line(code))
+
+
 def serve(args: Namespace) -> int:
     """Serve replay (pywb's URL space: warchive.replay.app) and `GET /COLL/cdx?...` for every
     collection under --root and in --config (uvicorn, one process); a collection's new index
@@ -196,6 +216,7 @@ def serve(args: Namespace) -> int:
     # the access log is serve's own (AccessLog): requests are logged whatever the level of the
     # server's own messages
     served: ASGIApp = AccessLog(app, sys.stderr) if args.access_log else app
+    send_any_status()
     limits = ServerLimits(max_per_client=args.max_client_connections, head_timeout=args.request_timeout,
                           body_timeout=args.request_timeout)
     config = uvicorn.Config(served, loop="asyncio", log_level=args.log_level, access_log=False,

@@ -51,6 +51,8 @@ from .memento import (MementoError, Timeline, frame_headers, memento_headers, pa
 from .urls import ArchivalUrl, UrlRewriter, normalize_url
 
 CHUNK = 64 * 1024
+ORIG_STATUS_LINE = "X-Archive-Orig-Status-Line"   # an archived status line that is no status to send
+NO_BODY = (204, 304)   # statuses whose answer has no body, whatever the archive holds (RFC 9110 6.4.1)
 # A rewritten body up to this size is sent with a Content-Length (it is held whole); a bigger one
 # is streamed without (chunked on HTTP/1.1).
 BUFFER_REWRITTEN = 4 * 1024 * 1024
@@ -88,13 +90,16 @@ class Reply:
     frame: Optional[Dict[str, Any]] = None   # the top frame to render (pages.frame_page's arguments)
 
 
-def _reason(statusline: str) -> Tuple[int, str]:
-    code, _, reason = statusline.partition(" ")
-    try:
-        n = int(code)
-    except ValueError:
-        return 200, "OK"
-    return (n if 100 <= n <= 999 else 200), reason
+def replay_status(statusline: str) -> Optional[int]:
+    """The status a capture is replayed with: its archived code when that is a final status of
+    three digits, 200 to 999 (LinkedIn's 999 too; the reason phrase is the server's, as ASGI
+    carries none). None for anything else (0, 10**20, a word, a 1xx, which is an interim answer
+    in HTTP/1.1: sent as the last one, a client waits for another or reads the body as a head):
+    the capture is then replayed as 200, its status line kept in ORIG_STATUS_LINE."""
+    code = statusline.partition(" ")[0]
+    if len(code) == 3 and code.isascii() and code.isdigit() and code[0] not in "01":
+        return int(code)
+    return None
 
 
 class Replayer:
@@ -243,7 +248,8 @@ class Replayer:
         else:
             page = ArchivalUrl(cap_url, cap_ts, modifier)
         rewriter = UrlRewriter(page, full, full, rel_prefix=rel)
-        status, _ = _reason(cap.status_line)
+        archived = replay_status(cap.status_line)
+        status = 200 if archived is None else archived
         ctype = cap.headers.get("Content-Type")
         rng = req.headers.get("range") if status == 200 else None
         payload: BinaryIO = cap.payload
@@ -275,6 +281,11 @@ class Replayer:
                 head.append(("Referrer-Policy", "no-referrer-when-downgrade"))
         if self.config.sandboxed_frame:
             head.append(("Access-Control-Allow-Origin", "*"))   # the sandboxed frame's origin is opaque
+        if archived is None:
+            head.append((ORIG_STATUS_LINE, cap.status_line))
+        if status in NO_BODY:   # (a length or a body would be read as the start of the next answer)
+            cap.close()
+            return Reply(status, [(k, v) for k, v in head if k.lower() != "content-length"])
         if rng:
             return self._range(head, payload, rng, cap.close, None if rh.recompute_length else _declared_length(head))
         length = None if (rh.recompute_length or kind is not None) else _declared_length(head)
