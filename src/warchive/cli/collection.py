@@ -53,6 +53,9 @@ def add(args: Namespace) -> int:
         how = f"re-indexed: {got.reason}" if got.reindexed else f"{got.lines} index lines kept"
         print(f"{w}: {len(got.warcs)} WARC files, {how}; {got.segment or 'nothing to index'}"
               + (f"; pages in {got.pages}" if got.pages else ""), file=sys.stderr)
+        if got.rekeyed:
+            print(f"{w}: {got.rekeyed} of {got.lines} index keys recomputed from their url (they were not "
+                  "warchive's SURT keys, e.g. percent-encoded query characters)", file=sys.stderr)
     if warcs:
         try:
             seg = Collection(args.coll).add(warcs, link=args.link, jobs=max(1, args.jobs))

@@ -27,7 +27,8 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ..errors import ArchiveError
 from ..index.query import Engine, Index, NamedSource, named_sources
-from ..wacz.reader import WaczFile
+from ..wacz.keys import RekeyedIndex
+from ..wacz.reader import IndexSource, WaczFile
 from .config import CollectionConfig, ReplayConfig
 from .load import CaptureLoader
 
@@ -228,7 +229,7 @@ def _open_wacz(where: CollectionConfig) -> Served:
     wz = WaczFile(where.index_paths[0])
     try:
         # "plain": the CDX API's page queries (showNumPages) are pywb ZipNum clusters' only
-        sources = [NamedSource(src, f"{where.name}/{name}", where.name, "plain")
+        sources = [NamedSource(_own_keys(wz, name, src), f"{where.name}/{name}", where.name, "plain")
                    for name, src in wz.index_sources()]
         engine = Engine(sources, access="allow", selectable=False)
         loader = CaptureLoader(Index.of(engine), archive_paths=[], members=wz.members())
@@ -236,6 +237,17 @@ def _open_wacz(where: CollectionConfig) -> Served:
         wz.close()
         raise
     return Served(where.name, engine, loader, wz)
+
+
+def _own_keys(wz: WaczFile, name: str, src: IndexSource) -> Union[IndexSource, RekeyedIndex]:
+    """The WACZ index ``src`` with warchive's keys: lines keyed otherwise (ArchiveWeb.page's
+    percent-encoded query characters) are found under their own key (warchive.wacz.keys)."""
+    rekeyed = RekeyedIndex(src)
+    if not rekeyed.changed:
+        return src
+    log.warning("%s: %s: %d index keys are not warchive's key of their url; served under it",
+                wz.path, name, rekeyed.changed)
+    return rekeyed
 
 
 def _open(where: CollectionConfig) -> Served:

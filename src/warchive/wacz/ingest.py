@@ -10,7 +10,10 @@ only (never an index naming files that are not there):
 3. its index lines become one new segment COLL/indexes/wacz-<time>-<random>.seg,
    when they can be trusted: every line parses, names a WARC of the WACZ, lies
    inside it, and the first line of each WARC finds a record where it says. An
-   index that is absent or fails those checks is rebuilt from the WARCs instead;
+   index that is absent or fails those checks is rebuilt from the WARCs instead.
+   A line keyed otherwise than warchive keys its ``url`` (ArchiveWeb.page's
+   percent-encoded query characters) gets warchive's key (warchive.wacz.keys),
+   and the lines are sorted again: ``Added.rekeyed`` counts them;
 4. its pages/pages.jsonl is kept as COLL/pages/<WACZ name>.jsonl.
 """
 
@@ -27,6 +30,7 @@ from ..durable import AtomicOutput
 from ..errors import ArchiveError, FileError
 from ..index.segment import write_segment
 from ..warc.reader import ArchiveIterator
+from .keys import own_lines
 from .reader import WaczFile
 from .zipread import Entry
 
@@ -39,6 +43,7 @@ class Added:
     warcs: List[str]
     lines: int
     reindexed: bool
+    rekeyed: int   # index lines whose key was recomputed from their url
     reason: str
     pages: Optional[str]
 
@@ -55,10 +60,12 @@ def add_wacz(coll_path: str, wacz_path: str, *, progress: Optional[Callable[[int
         lines, reason = _trusted_lines(wz)
         pages = wz.pages()
     reindexed = lines is None
+    rekeyed = 0
     if lines is None:
         seg = coll.add(placed, jobs=jobs)
         n = 0 if seg is None else -1
     else:
+        lines, rekeyed = own_lines(lines)
         lines.sort()
         seg = coll.new_segment_name("wacz") if lines else None
         if seg is not None:
@@ -71,7 +78,7 @@ def add_wacz(coll_path: str, wacz_path: str, *, progress: Optional[Callable[[int
         kept = os.path.join(pdir, os.path.basename(wacz_path).rsplit(".", 1)[0] + ".jsonl")
         with AtomicOutput(kept) as out:
             out.write(pages)
-    return Added(seg, placed, n, reindexed, reason, kept)
+    return Added(seg, placed, n, reindexed, rekeyed, reason, kept)
 
 
 def _place(wz: WaczFile, name: str, e: Entry, archive_dir: str) -> str:

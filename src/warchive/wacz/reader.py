@@ -151,4 +151,4 @@ class WaczFile:
         return done
 
 
-__all__ = ["ARCHIVE", "GzipIndex", "PAGES", "WaczFile"]
+__all__ = ["ARCHIVE", "GzipIndex", "IndexSource", "PAGES", "WaczFile"]
