@@ -70,7 +70,8 @@ def test_crawl_throughput(site_process, tmp_path, concurrency, keep_alive):
     seeds = [f"http://{testsite.host_name(i)}/" for i in range(HOSTS)]
     cfg = CrawlConfig(seeds=seeds, politeness_off=True, max_hops=HOPS, exclude=[r"/busy$"], fsync=False,
                       concurrency=concurrency, resolve={"*.site.test": "127.0.0.1"},
-                      port_map={"80": site_process}, index_every=5.0, keep_alive=keep_alive)
+                      port_map={"80": site_process}, index_every=5.0, keep_alive=keep_alive,
+                      allow_addresses=["127.0.0.1"])
     coll = tmp_path / "coll"
     crawler = Crawler(cfg, str(coll))
     c0, t0 = time.process_time(), time.perf_counter()

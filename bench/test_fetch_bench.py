@@ -63,7 +63,7 @@ async def fetch_all(port: int, urls: List[str], concurrency: int, keep_alive: bo
     sem = asyncio.Semaphore(concurrency)
     out = []
     async with Fetcher(resolver=StaticResolver({"*.site.test": "127.0.0.1"}), port_map={80: port},
-                       keep_alive=keep_alive) as f:
+                       keep_alive=keep_alive, allow_addresses=["127.0.0.1"]) as f:
         async def one(u):
             async with sem:
                 out.append(await f.fetch(u))

@@ -30,7 +30,8 @@ trap 'kill $SITE 2>/dev/null || true; rm -f "$PORTF"' EXIT
 for _ in $(seq 100); do [ -s "$PORTF" ] && break; sleep 0.1; done
 SEED="http://127.0.0.1:$(cat "$PORTF")/3.11/index.html"
 rm -rf collections/crawl
-$W crawl "$SEED" -o collections/crawl --no-politeness -q   # --no-politeness: our own loopback server only
+# --no-politeness and --allow-address 127.0.0.1: our own loopback server only (loopback is refused otherwise)
+$W crawl "$SEED" -o collections/crawl --no-politeness --allow-address 127.0.0.1 -q
 echo "[demo] warchive lookup $SEED collections/crawl:"
 $W lookup "$SEED" collections/crawl
 echo "[demo] warchive session stats (the crawl's journal):"

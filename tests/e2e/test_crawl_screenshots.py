@@ -51,7 +51,7 @@ def test_crawl_screenshots(tmp_path, cdxj_indexer):
     with site:
         cfg = CrawlConfig(seeds=[f"http://{host}/"], delay_factor=0, min_delay=0.05, max_delay=0.05, fsync=False,
                           resolve={"*." + DOMAIN: "127.0.0.1"}, port_map={"80": site.port}, screenshots=True,
-                          concurrency=2)
+                          concurrency=2, allow_addresses=["127.0.0.1"])
         c = Crawler(cfg, str(coll))
         stats = asyncio.run(c.run())
         # the browser fetched nothing: every request the site saw is the crawler's, once each

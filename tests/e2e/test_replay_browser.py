@@ -259,7 +259,7 @@ def _crawl(site: Site, urls: List[str], coll: Path) -> None:
     from warchive.capture.crawler import CrawlConfig, Crawler
     cfg = CrawlConfig(seeds=urls, delay_factor=0, min_delay=0, max_delay=0, politeness_off=True, fsync=False,
                       resolve={"*." + DOMAIN: "127.0.0.1"}, port_map={"80": site.port}, robots="ignore",
-                      concurrency=4, max_hops=0, scope="domain")
+                      concurrency=4, max_hops=0, scope="domain", allow_addresses=["127.0.0.1"])
     stats = asyncio.run(Crawler(cfg, str(coll)).run())
     assert stats is not None
 

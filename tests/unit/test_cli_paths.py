@@ -144,7 +144,8 @@ NOT_PATHS = {(("index",), d) for d in ("records", "dir_root", "fields", "surt_op
     (("index",), "scheduler"), (("index",), "target_size"),
     # (a directory the scheduled job makes on the workers' shared storage: tests/unit/test_distributed.py)
     (("index",), "scratch"), (("dedup-index", "lookup"), "digests"), (("crawllog-revisits",), "prefix")} | {
-    (("crawl",), d) for d in ("seeds", "include", "exclude", "prefix", "user_agent", "from_", "resolve", "port_map")}
+    (("crawl",), d) for d in ("seeds", "include", "exclude", "prefix", "user_agent", "from_", "resolve", "port_map",
+                              "allow_addresses")}
 
 
 # --------------------------------------------------------------------------- the mistakes

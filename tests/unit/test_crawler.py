@@ -58,7 +58,7 @@ def config(site: Site, **kw) -> CrawlConfig:
     base = dict(seeds=SEEDS, delay_factor=0.0, min_delay=MIN_DELAY, max_delay=MIN_DELAY, crawl_delay_cap=5.0,
                 max_hops=MAX_HOPS, dedup_min_size=0, fsync=False, concurrency=4, read_timeout=3.0,
                 total_timeout=5.0, resolve={"*." + DOMAIN: "127.0.0.1"}, port_map={"80": site.port},
-                index_every=0.5)
+                allow_addresses=["127.0.0.1"], index_every=0.5)
     base.update(kw)
     return CrawlConfig(**base)
 
@@ -323,8 +323,8 @@ def test_sigkill_then_resume(tmp_path, cdxj_indexer):
     with make_site() as site:
         args = [sys.executable, "-m", "warchive", "crawl", *SEEDS, "-o", str(coll), "--delay-factor", "0",
                 "--min-delay", "0.1", "--max-delay", "0.1", "--max-hops", str(MAX_HOPS), "--dedup-min-size", "0",
-                "--resolve", f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--no-fsync",
-                "--index-every", "0.3", "-q", "--timeout", "3"]
+                "--resolve", f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--allow-address",
+                "127.0.0.1", "--no-fsync", "--index-every", "0.3", "-q", "--timeout", "3"]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 30
         while len(site.log) < 40 and time.time() < deadline and p.poll() is None:
@@ -401,7 +401,8 @@ def test_sigterm_stops_cleanly_and_resume_completes(tmp_path):
     with make_site() as site:
         args = [sys.executable, "-m", "warchive", "crawl", SEEDS[0], "-o", str(coll), "--delay-factor", "0",
                 "--min-delay", "0.1", "--max-delay", "0.1", "--max-hops", "2", "--resolve",
-                f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--no-fsync"]
+                f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--allow-address", "127.0.0.1",
+                "--no-fsync"]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 30
         while len(site.log) < 8 and time.time() < deadline and p.poll() is None:
@@ -598,8 +599,8 @@ def test_killed_three_times(tmp_path, cdxj_indexer):
         base = [sys.executable, "-m", "warchive", "crawl"]
         first = [*(f"http://{h}/" for h in hosts), "-o", str(coll), "--delay-factor", "0", "--min-delay", "0.05",
                  "--max-delay", "0.05", "--max-hops", "6", "--dedup-min-size", "0", "--resolve",
-                 f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--no-fsync", "--index-every", "0.2",
-                 "-q", "--timeout", "3", "-c", "3"]
+                 f"*.{DOMAIN}=127.0.0.1", "--port-map", f"80={site.port}", "--allow-address", "127.0.0.1",
+                 "--no-fsync", "--index-every", "0.2", "-q", "--timeout", "3", "-c", "3"]
         args = first
         in_flight = set()
         for threshold in (30, 70, 110):
@@ -687,7 +688,7 @@ def test_politeness_holds_across_a_kill(tmp_path):
     with site:
         args = [sys.executable, "-m", "warchive", "crawl", f"http://{host}/", "-o", str(coll), "--delay-factor", "0",
                 "--min-delay", str(delay), "--max-delay", str(delay), "--resolve", f"*.{DOMAIN}=127.0.0.1",
-                "--port-map", f"80={site.port}", "--no-fsync", "-q"]
+                "--port-map", f"80={site.port}", "--allow-address", "127.0.0.1", "--no-fsync", "-q"]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 30
         while len(site.log) < 3 and time.time() < deadline:

@@ -262,7 +262,7 @@ def crawl(site: Site, coll: Path, dedup: str) -> Crawler:
     cfg = CrawlConfig(seeds=[f"http://h001.{DOMAIN}/", f"http://h002.{DOMAIN}/"], delay_factor=0.0,
                       min_delay=0.02, max_delay=0.02, max_hops=3, dedup=dedup, dedup_min_size=0, fsync=False,
                       concurrency=4, read_timeout=3.0, total_timeout=5.0, resolve={"*." + DOMAIN: "127.0.0.1"},
-                      port_map={"80": site.port})
+                      port_map={"80": site.port}, allow_addresses=["127.0.0.1"])
     c = Crawler(cfg, str(coll))
     asyncio.run(c.run())
     return c

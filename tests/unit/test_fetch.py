@@ -19,6 +19,7 @@ from warchive.capture.fetch import Fetcher
 from warchive.capture.resolve import StaticResolver
 
 HOST = "h001.site.test"
+LOOPBACK = ["127.0.0.1"]   # the test servers' address: no fetcher connects to loopback unless allowed
 
 
 def run(coro):
@@ -26,7 +27,7 @@ def run(coro):
 
 
 def fetcher(site, **kw) -> Fetcher:
-    return Fetcher(resolver=site.resolver(), port_map={80: site.port}, **kw)
+    return Fetcher(resolver=site.resolver(), port_map={80: site.port}, allow_addresses=LOOPBACK, **kw)
 
 
 def get(site, path, host=HOST, **kw) -> F.FetchResult:
@@ -156,7 +157,7 @@ def test_connection_refused():
     s.close()   # nothing listens there now
 
     async def go():
-        async with Fetcher(resolver=StaticResolver({"gone.test": "127.0.0.1"})) as f:
+        async with Fetcher(resolver=StaticResolver({"gone.test": "127.0.0.1"}), allow_addresses=LOOPBACK) as f:
             return await f.fetch(f"http://gone.test:{port}/")
     r = run(go())
     assert r.status == F.CONNECT_FAILED == -2 and r.request == b"" and r.ip == "127.0.0.1"
@@ -213,7 +214,7 @@ def test_dns_facts_once_per_host(web_site):
 
 def test_ip_literal_needs_no_resolver(web_site):
     async def go():
-        async with Fetcher(resolver=StaticResolver({})) as f:
+        async with Fetcher(resolver=StaticResolver({}), allow_addresses=LOOPBACK) as f:
             return await f.fetch(f"http://127.0.0.1:{web_site.port}/")
     r = run(go())
     assert r.status == 404 and r.dns is None and r.ip == "127.0.0.1"
@@ -281,7 +282,7 @@ def test_tls_exact_bytes_and_cert(tls_cert):
         if verify:
             client_ctx = ssl.create_default_context(cafile=str(cert))
         async with Fetcher(resolver=StaticResolver({"tls.site.test": "127.0.0.1"}), verify_tls=verify,
-                           ssl_context=client_ctx) as f:
+                           ssl_context=client_ctx, allow_addresses=LOOPBACK) as f:
             r = await f.fetch(f"https://tls.site.test:{port}/s")
         server.close()
         await server.wait_closed()
@@ -310,7 +311,8 @@ def test_tls_handshake_failure_is_connect_failed():
     async def go():
         server = await asyncio.start_server(handle, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        async with Fetcher(resolver=StaticResolver({"plain.test": "127.0.0.1"}), connect_timeout=5) as f:
+        async with Fetcher(resolver=StaticResolver({"plain.test": "127.0.0.1"}), connect_timeout=5,
+                           allow_addresses=LOOPBACK) as f:
             r = await f.fetch(f"https://plain.test:{port}/")
         server.close()
         await server.wait_closed()

@@ -21,7 +21,8 @@ PATHS = ["/", "/chunked.html", "/gzip.html", "/gzip-chunked.html", "/close.html"
 @pytest.fixture
 def fetched(web_site):
     async def go():
-        async with Fetcher(resolver=web_site.resolver(), port_map={80: web_site.port}, max_size=50000) as f:
+        async with Fetcher(resolver=web_site.resolver(), port_map={80: web_site.port}, max_size=50000,
+                           allow_addresses=["127.0.0.1"]) as f:
             return [await f.fetch(f"http://h002.site.test{p}") for p in PATHS]
     return asyncio.run(go())
 

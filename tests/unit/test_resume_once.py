@@ -50,7 +50,8 @@ CONCURRENCY = 3
 def config(port: int) -> CrawlConfig:
     return CrawlConfig(seeds=seeds(), delay_factor=0.0, min_delay=MIN_DELAY, max_delay=MIN_DELAY, max_hops=60,
                        dedup_min_size=0, fsync=False, concurrency=CONCURRENCY, read_timeout=3.0, total_timeout=5.0,
-                       resolve={"*." + DOMAIN: "127.0.0.1"}, port_map={"80": port}, index_every=0.05)
+                       resolve={"*." + DOMAIN: "127.0.0.1"}, port_map={"80": port}, allow_addresses=["127.0.0.1"],
+                       index_every=0.05)
 
 
 @dataclass

@@ -97,6 +97,11 @@ class CrawlConfig:
     port_map: Dict[str, int] = setting(None, "connect to the second port for URLs of the first "
                                              "(a test server on 80=8123; repeatable)", "fetching",
                                        metavar="PORT=PORT", factory=dict)
+    allow_addresses: List[str] = setting(None, "also connect to addresses in CIDR (10.0.0.0/8, 127.0.0.1): "
+                                               "without it loopback, private, link-local and other "
+                                               "non-public addresses are refused, a seed's too "
+                                               "(repeatable)", "fetching", flag="--allow-address",
+                                         metavar="CIDR", factory=list)
     connect_timeout: float = 20.0
     read_timeout: float = setting(30.0, "read timeout in seconds", "fetching", flag="--timeout",
                                   metavar="SECONDS")

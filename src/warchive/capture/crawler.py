@@ -55,12 +55,13 @@ from .. import __version__
 from ..durable import AtomicOutput
 from ..errors import ArchiveError
 from ..warc.writer import WarcWriter, Written, new_record_id
+from .addresses import networks
 from .crawl_config import CrawlConfig, CrawlError
 from .crawl_index import CrawlIndex
 from .crawl_log import CrawlLog, CrawlLogEntry
 from .crawl_screenshots import CrawlScreenshots
 from .dedup import Decision, Deduplicator, DigestIndex, PreviousCapture, conditional_headers
-from .fetch import FetchResult, Fetcher
+from .fetch import ADDRESS_REFUSED, FetchResult, Fetcher
 from .frontier import Frontier, Lease
 from .links import extract_links
 from .resolve import Resolver, StaticResolver, SystemResolver
@@ -94,7 +95,8 @@ class CrawlStats:
     queued: int = 0          # URLs put into the frontier (this run)
     fetched: int = 0         # HTTP exchanges archived (robots.txt included)
     failed: int = 0          # attempts that failed (network, 5xx retried out)
-    skipped: int = 0         # robots, already finished, dedup skip
+    skipped: int = 0         # robots, already finished, dedup skip, refused address
+    refused: int = 0         # of those, fetches refused by address (robots.txt included)
     revisits: int = 0        # revisit records written
     records: int = 0         # WARC records written
     bytes: int = 0           # WARC bytes written (compressed)
@@ -185,6 +187,10 @@ class Crawler:
         cfg = self.config
         if cfg.screenshots and not screenshots_available():
             raise CrawlError("--screenshots: not available in this build (warchive.capture.browser is missing)")
+        try:
+            networks(cfg.allow_addresses)
+        except ValueError as e:
+            raise CrawlError(f"--allow-address {e}") from None
         for d in (self.archive_dir, self.index_dir, self.session_dir):
             os.makedirs(d, exist_ok=True)
         cfg_path = os.path.join(self.session_dir, CONFIG)
@@ -256,7 +262,8 @@ class Crawler:
         self.fetcher = Fetcher(resolver=resolver, user_agent=cfg.user_agent, from_=cfg.from_,
                                connect_timeout=cfg.connect_timeout, read_timeout=cfg.read_timeout,
                                total_timeout=cfg.total_timeout, max_size=cfg.max_size, keep_alive=cfg.keep_alive,
-                               port_map={int(k): int(v) for k, v in cfg.port_map.items()})
+                               port_map={int(k): int(v) for k, v in cfg.port_map.items()},
+                               allow_addresses=cfg.allow_addresses)
         if not self.resume:
             for s in cfg.seeds:
                 self._offer(s, "", None, seed=True)
@@ -405,6 +412,10 @@ class Crawler:
         cond = conditional_headers(prev)
         self.session.fetching(url)   # before the request: a kill from here on leaves it "in flight"
         r = await self.fetcher.fetch(url, headers=cond)
+        if r.status == ADDRESS_REFUSED:
+            self._refused(r, lease, n)
+            self.frontier.skip(lease)
+            return
         self._dns(r, url, n)
         crawl_delay = self.robots.crawl_delay(url)
         if r.status <= 0:
@@ -496,6 +507,18 @@ class Crawler:
                             attempt=lease.attempts + 1, hops=lease.hops, via=lease.via, retry=retry or None)
         self._log_fetch(r, lease, n, [lease.ledger.annotation()], None)
 
+    def _refused(self, r: FetchResult, lease: Lease, n: int) -> None:
+        """A fetch the fetcher would not connect for (the address is not public): recorded as a
+        robots.txt refusal is, skipped, with the address and its kind; nothing was sent. Its lookup
+        gets no ``dns:`` record: the archive would tell whoever reads it an address inside."""
+        self.stats.skipped += 1
+        self.stats.refused += 1
+        kind = r.refused.kind if r.refused is not None else "non-global"
+        self.log.write(CrawlLogEntry(status=ADDRESS_REFUSED, uri=r.url, hop_path=lease.hops, via=lease.via,
+                                     thread=n, annotations=[f"address:{kind}"]))
+        self.session.skipped(r.url, "address", detail=r.error, status=ADDRESS_REFUSED, hops=lease.hops,
+                             via=lease.via)
+
     def _log_fetch(self, r: FetchResult, lease: Lease, n: int, ann: List[str], resp_w: Optional[Written]) -> None:
         digest: Optional[str] = "auto"
         if resp_w is not None and self.config.digest == "sha1":
@@ -576,9 +599,16 @@ class Crawler:
         async def fetch(target: str) -> Tuple[int, List[Tuple[str, str]], bytes, str]:
             self.session.fetching(target)
             r = await self.fetcher.fetch(target)
-            self._dns(r, target, n)
             hops = lease.hops + "P"
             entry = Lease(target, lease.host, hops, lease.url, 0, 0, lease.ledger, lease.issued)
+            if r.status == ADDRESS_REFUSED:
+                self._refused(r, entry, n)
+                # Nothing at that address is fetched, so its robots.txt counts as absent ("unavailable",
+                # RFC 9309 2.3.1.3): each URL of the host is then refused and recorded as itself, not
+                # failed as robots.txt's prerequisite (-61). A robots.txt that redirects to a refused
+                # address is absent the same way.
+                return 404, [], b"", target
+            self._dns(r, target, n)
             if r.status <= 0:
                 self.stats.failed += 1
                 self.session.failed(target, r.error or f"status {r.status}", status=r.status, hops=hops,
@@ -681,7 +711,8 @@ class Crawler:
         took = max(1e-9, time.time() - s.started)
         codes = " ".join(f"{k}:{v}" for k, v in sorted(s.statuses.items()))
         state = "complete" if self.done else f"stopped with {len(self.frontier)} URLs queued (--resume continues)"
-        return (f"crawl {state}: {s.fetched} fetched, {s.failed} failed, {s.skipped} skipped, "
+        refused = f" ({s.refused} refused by address)" if s.refused else ""
+        return (f"crawl {state}: {s.fetched} fetched, {s.failed} failed, {s.skipped} skipped{refused}, "
                 f"{s.revisits} revisits{f', {s.screenshots} screenshots' if s.screenshots else ''}; {s.records} records, {s.bytes:,} bytes in {self.archive_dir}; "
                 f"{s.segments} index segments; {took:.1f} s ({s.fetched / took:.1f} fetches/s)\n"
                 f"statuses: {codes or '-'}\nsession: {self.session_dir}")

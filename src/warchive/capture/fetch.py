@@ -12,6 +12,11 @@ message ends (Content-Length, chunked, or the end of the connection for a
 close-delimited body) and gives the status and headers. A response h11 will
 not parse is still kept: its bytes up to the connection's end are the record.
 
+It connects only to an address ``addresses.refusal`` lets through (a globally reachable one, or
+one in ``allow_addresses``), judged on the very address handed to ``connect``, for every new
+connection, so a name that resolves inward, an obfuscated spelling of loopback, or an answer that
+changes between two lookups all end as ``ADDRESS_REFUSED`` without a packet sent.
+
 It must not follow redirects (``FetchResult.location`` goes back to the
 frontier), wait for politeness, read robots.txt, or write WARCs: the crawler
 does those around it. A failure is never raised: it becomes a negative
@@ -33,11 +38,12 @@ from urllib.parse import quote, urljoin, urlsplit
 import h11
 
 from ..warc.content import decode_body
+from .addresses import Refusal, networks, refusal
 from .resolve import DnsFacts, Resolver, SystemResolver
 
 __all__ = [
     "FETCH_STATUS", "CONNECT_FAILED", "CONNECT_LOST", "TIMEOUT", "DOMAIN_LOOKUP_FAILED", "UNSUPPORTED_URI",
-    "EMPTY_RESPONSE", "RUNTIME_ERROR", "DNS_SUCCESS", "FetchResult", "Fetcher", "TlsFacts",
+    "EMPTY_RESPONSE", "RUNTIME_ERROR", "DNS_SUCCESS", "ADDRESS_REFUSED", "FetchResult", "Fetcher", "TlsFacts",
 ]
 
 # Heritrix's fetch status codes that the fetcher itself can produce. The crawler adds its own
@@ -50,6 +56,7 @@ RUNTIME_ERROR = -5           # an unexpected error inside the fetcher (a bug: th
 DOMAIN_LOOKUP_FAILED = -6    # the host name did not resolve
 UNSUPPORTED_URI = -7         # not http(s), or no host
 EMPTY_RESPONSE = -404        # the server closed the connection without sending a byte
+ADDRESS_REFUSED = -5001      # Heritrix's "blocked by user setting": the address is not public (addresses.py)
 
 FETCH_STATUS: Dict[int, str] = {
     DNS_SUCCESS: "successful DNS lookup (dns: records)",
@@ -60,6 +67,7 @@ FETCH_STATUS: Dict[int, str] = {
     DOMAIN_LOOKUP_FAILED: "domain lookup failed (the host name did not resolve)",
     UNSUPPORTED_URI: "URI not supported (scheme other than http/https, or no host)",
     EMPTY_RESPONSE: "empty HTTP response (connection closed without a byte), counted as 404",
+    ADDRESS_REFUSED: "blocked: the host's address is not public and no --allow-address network holds it",
 }
 
 _READ = 65536
@@ -108,6 +116,7 @@ class FetchResult:
     error: Optional[str] = None
     dns: Optional[DnsFacts] = None     # set on the fetch that looked the host up (once per host)
     tls: Optional[TlsFacts] = None
+    refused: Optional[Refusal] = None  # why the address was not connected to (status ADDRESS_REFUSED)
     reused_connection: bool = False
     _buf: bytearray = field(default_factory=bytearray, repr=False, compare=False)
 
@@ -184,7 +193,9 @@ class Fetcher:
     was read (``truncated="time"``), and so does a connection that ends before the body's framed
     end (``truncated="disconnect"``). ``keep_alive`` keeps one idle connection per host:port for the
     next fetch (the crawler fetches one URL per host at a time); otherwise every request says
-    ``Connection: close``.
+    ``Connection: close``. ``allow_addresses`` are networks (``"10.0.0.0/8"``, ``"127.0.0.1"``) whose
+    addresses may be connected to although they are not public; no others are (``ValueError``
+    for a value that is no network).
     """
 
     def __init__(self, *, resolver: Optional[Resolver] = None, user_agent: str = "warchive/0.1",
@@ -192,8 +203,10 @@ class Fetcher:
                  extra_headers: Iterable[Tuple[str, str]] = (), connect_timeout: float = 20.0,
                  read_timeout: float = 30.0, total_timeout: float = 300.0, max_size: Optional[int] = None,
                  keep_alive: bool = False, ssl_context: Optional[ssl.SSLContext] = None,
-                 verify_tls: bool = False, port_map: Optional[Mapping[int, int]] = None) -> None:
+                 verify_tls: bool = False, port_map: Optional[Mapping[int, int]] = None,
+                 allow_addresses: Iterable[str] = ()) -> None:
         self.resolver: Resolver = resolver or SystemResolver()
+        self.allow_addresses = networks(allow_addresses)
         self.user_agent = user_agent
         self.from_ = from_
         self.accept_encoding = accept_encoding
@@ -373,7 +386,11 @@ class Fetcher:
             if not res.status:
                 res.status, res.error = DOMAIN_LOOKUP_FAILED, f"{host}: did not resolve"
             return None
-        ip = facts.addresses[0]
+        ip, refused = self._admit(facts.addresses)
+        if refused is not None:
+            res.ip, res.refused = refused.address, refused
+            res.status, res.error = ADDRESS_REFUSED, f"{host}: {refused}; not connected"
+            return None
         tls = scheme == "https"
         try:
             reader, writer = await asyncio.wait_for(
@@ -395,6 +412,17 @@ class Fetcher:
                                  peer_cert_der=sobj.getpeercert(binary_form=True) if sobj else None,
                                  verified=self.verify_tls, peer_cert=(sobj.getpeercert() or None) if sobj else None)
         return _Conn(reader, writer, ip, port, tls_facts)
+
+    def _admit(self, addresses: List[str]) -> Tuple[str, Optional[Refusal]]:
+        """The first of a lookup's addresses that may be connected to, else the first one's refusal.
+        The address returned is the one connected to: no lookup happens between this and connect."""
+        first: Optional[Refusal] = None
+        for ip in addresses:
+            why = refusal(ip, self.allow_addresses)
+            if why is None:
+                return ip, None
+            first = first or why
+        return "", first or refusal("", ())
 
     async def _exchange(self, res: FetchResult, conn: _Conn, hs: List[Tuple[str, str]], target: str) -> bool:
         """Write the request, read the response into ``res``; True when the connection can be reused."""

@@ -20,6 +20,7 @@ from argparse import ArgumentParser, Namespace
 from typing import Any, Dict, List
 
 from ..capture import crawler as crawler_module
+from ..capture.addresses import networks
 from ..capture.crawl_config import CrawlConfig, CrawlError
 from ..capture.crawler import Crawler, read_config
 from .progress import Progress
@@ -132,6 +133,11 @@ def _settings(args: Namespace, given_only: bool = False) -> Dict[str, Any]:
         if isinstance(_default(f), dict):
             pairs = _pairs(v, _option_names(f)[-1])
             v = {k: int(x) for k, x in pairs.items()} if f.name == "port_map" else pairs
+        elif f.name == "allow_addresses":
+            try:
+                networks(v)
+            except ValueError as e:
+                raise UsageError(f"--allow-address {e}") from None
         values[f.name] = v
     return values
 
@@ -208,6 +214,12 @@ def crawl(args: Namespace) -> int:
         progress.clear()
     if not args.quiet:
         print(c.summary(), file=sys.stderr)
+    if c.stats.fetched == 0 and c.stats.refused:
+        # seeds on loopback or a private network are refused like any other URL: say how to admit them
+        print(f"warchive crawl: error: nothing was fetched: {c.stats.refused} URLs refused by address "
+              f"(not public: loopback, private, link-local...); --allow-address CIDR admits a network "
+              f"(warchive session skipped {c.session_dir} lists them)", file=sys.stderr)
+        return 1
     if c.stats.fetched == 0 and c.stats.failed:
         # a crawl that archived nothing is a failed one, whatever stopped it (a wrong seed, no network)
         print(f"warchive crawl: error: nothing was fetched: {c.stats.failed} attempts failed "
