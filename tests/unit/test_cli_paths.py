@@ -136,7 +136,7 @@ SLOTS: Dict[str, List[Slot]] = {
 # filenames of the index are made relative to it, nothing is read there)
 NOT_PATHS = {(("index",), d) for d in ("records", "dir_root", "fields", "surt_options")} | {
     (("record-index",), "dir_root"), (("cdx",), "coll"), (("lookup",), "url"), (("load",), "cdx"),
-    (("serve",), "replay_host"), (("serve",), "host"), (("robots",), "urls"), (("robots",), "agent"),
+    (("serve",), "replay_host"), (("serve",), "host"), (("serve",), "trust_proxy"), (("robots",), "urls"), (("robots",), "agent"),
     (("session", "show"), "url"), (("store", "get"), "name"), (("wacz", "create"), "pages"), (("wacz", "create"), "title"),
     (("wacz", "create"), "description"), (("wacz", "create"), "signing_url"), (("store", "scrub"), "names"), (("store", "repair"), "names"),
     (("store", "scrub"), "since"), (("store", "get"), "range"),
