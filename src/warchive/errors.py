@@ -130,6 +130,29 @@ class UnsortedInputError(IndexFormatError):
         return (type(self), (self.path, self.lineno, self.line, self.previous))
 
 
+class LineTooLongError(IndexFormatError):
+    """A line of an index file is longer than ``limit`` bytes (warchive.boundedlines.MAX_LINE): the
+    line at byte ``offset`` of ``path`` (of its inflated lines when the file is compressed), or the
+    line holding that byte when ``inside`` (a search does not look back for its start); line
+    ``lineno`` when it was counted. It is refused before it is read whole."""
+
+    def __init__(self, path: PathLike, offset: int, limit: int, lineno: Optional[int] = None,
+                 inside: bool = False) -> None:
+        if lineno is not None:
+            which = f"line {lineno} (at byte {offset})"
+        else:
+            which = f"the line {'holding' if inside else 'at'} byte {offset}"
+        super().__init__(path, None, f"{which} is longer than {limit} bytes, the most an index line may hold "
+                                     "(a damaged file, or not an index: remove that line)")
+        self.offset = offset
+        self.limit = limit
+        self.lineno = lineno
+        self.inside = inside
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.offset, self.limit, self.lineno, self.inside))
+
+
 def _clip(b: bytes, n: int = 200) -> bytes:
     return b if len(b) <= n else b[:n] + b"..."
 

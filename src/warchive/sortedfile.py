@@ -7,8 +7,10 @@ binary search over an mmap of the file, without reading it whole
 short while mapped would kill the process with SIGBUS at the first page read
 past its new end: the size is checked (fstat, through the map) before a search
 and every 64 KiB of lines read, and a shorter file is a FileError naming the
-offset. This module must not parse the lines it returns and imports nothing
-from the package but its errors.
+offset. Given ``max_line``, a search looks no further than that for the ends
+of a line, and a longer line is a LineTooLongError: a line of 100 MB is
+neither copied nor paged in whole. This module must not parse the lines it
+returns and imports nothing from the package but its errors.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import mmap
 import os
 from typing import Iterator, Optional, TypeVar
 
-from .errors import FileError
+from .errors import FileError, LineTooLongError
 
 _M = TypeVar("_M", bound="MappedFile")
 CHECK_EVERY = 64 << 10   # bytes of lines read between two checks of the file's size
@@ -69,13 +71,17 @@ class SortedFile(MappedFile):
     """A file of lines sorted bytewise (CDX, CDXJ, record indexes, session sidecars), searched
     in place: mmap'd, binary search on line starts. ``range(start, stop)`` gives the lines
     (bytes, without LF) with start <= line < stop. CDX header lines (`` CDX ...``) and blank
-    lines are never returned."""
+    lines are never returned. A line longer than ``max_line`` bytes (None: no limit) met by a
+    search is a LineTooLongError."""
 
-    def _line_start(self, pos: int) -> int:
-        """Start of the line that holds byte pos."""
-        assert self._mm is not None
-        nl = self._mm.rfind(b"\n", 0, pos)
-        return nl + 1
+    def __init__(self, path: str, max_line: Optional[int] = None) -> None:
+        super().__init__(path)
+        self.max_line = max_line
+        # the bytes searched for the LF before or after a place: past them, the line is too long
+        self._reach = (self._size if max_line is None else max_line) + 1
+
+    def _too_long(self, offset: int, inside: bool = False) -> LineTooLongError:
+        return LineTooLongError(self.path, offset, self._reach - 1, inside=inside)
 
     def _first_at_least(self, key: bytes) -> int:
         """Offset of the first line >= key (the file size if there is none)."""
@@ -83,31 +89,40 @@ class SortedFile(MappedFile):
         if mm is None:
             return 0
         self.check_size(0)
-        lo, hi = 0, self._size  # lo is a line start; the answer is in [lo, hi]
+        size, reach = self._size, self._reach
+        lo, hi = 0, size  # lo is a line start; the answer is in [lo, hi]
         while lo < hi:
-            s = self._line_start((lo + hi) // 2)  # >= lo, since lo starts a line
-            e = mm.find(b"\n", s)
+            mid = (lo + hi) // 2
+            w = mid - reach
+            s = mm.rfind(b"\n", w if w > 0 else 0, mid) + 1  # >= lo, since lo starts a line
+            if s == 0 < w:   # no LF in the `reach` bytes before mid: they are all one line's
+                raise self._too_long(w, inside=True)
+            e = mm.find(b"\n", s, s + reach)
             if e < 0:
-                e = self._size
+                if size - s >= reach:
+                    raise self._too_long(s)
+                e = size
             if mm[s:e] < key:
                 lo = e + 1
             else:
                 hi = s
-        return min(lo, self._size)
+        return min(lo, size)
 
     def range(self, start: bytes, stop: Optional[bytes]) -> Iterator[bytes]:
         mm = self._mm
         if mm is None:
             return
         pos = self._first_at_least(start)
-        size = self._size
+        size, reach = self._size, self._reach
         checked = pos + CHECK_EVERY
         while pos < size:
             if pos >= checked:
                 self.check_size(pos)
                 checked = pos + CHECK_EVERY
-            end = mm.find(b"\n", pos)
+            end = mm.find(b"\n", pos, pos + reach)
             if end < 0:
+                if size - pos >= reach:
+                    raise self._too_long(pos)
                 end = size
             line = mm[pos:end]
             pos = end + 1

@@ -1,7 +1,7 @@
 """The package's layers: no module imports a higher layer (not even inside a function), there is no
 import cycle, and no module grows past 700 lines without saying why in its docstring.
 
-    errors, durable, sortedfile, timestamps, surt, _ext, htmltext  <  warc  <  store  <  index
+    errors, durable, sortedfile, boundedlines, timestamps, surt, _ext, htmltext  <  warc  <  store  <  index
         <  collection, wacz (wacz packages collections)  <  capture, replay (siblings: neither imports
         the other), distributed  <  cli
 
@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "warchive"
 
 LAYERS = {
     "warchive": 0, "warchive.errors": 0, "warchive.durable": 1, "warchive.sortedfile": 0,
-    "warchive.timestamps": 0, "warchive.surt": 1, "warchive._ext": 0, "warchive.htmltext": 0,
+    "warchive.boundedlines": 0, "warchive.timestamps": 0, "warchive.surt": 1, "warchive._ext": 0, "warchive.htmltext": 0,
     "warchive.warc": 2, "warchive.store": 3, "warchive.index": 4, "warchive.collection": 5, "warchive.wacz": 5,
     "warchive.capture": 6, "warchive.replay": 6, "warchive.distributed": 6, "warchive.cli": 7,
     "warchive.__main__": 8,

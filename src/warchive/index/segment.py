@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import os
 import sys
-from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, BinaryIO, Dict, Iterable, List, Optional, Sequence, Union
 
 from .._ext.index_build import (
     DEFAULT_BLOCK_BYTES,
@@ -26,6 +26,7 @@ from .._ext.index_build import (
     SegmentWriter,
 )
 from .._ext.index_lookup import DEFAULT_CACHE_BYTES, RangeIter, Segment
+from ..boundedlines import read_lines
 from ..durable import AtomicOutput
 
 __all__ = [
@@ -80,16 +81,12 @@ def write_segment(
         return writer.finish()
 
 
-def _lines_of(f: BinaryIO) -> Iterator[bytes]:
-    """Lines without their LF: merged with it, "a\tb" would sort before "a"."""
-    for line in f:
-        yield line[:-1] if line.endswith(b"\n") else line
-
-
 def build_segment(inputs: Sequence[PathArg], output: PathArg, **options: Any) -> Dict[str, int]:
     """Write the sorted CDX(J) files ``inputs`` ("-" for stdin) as one segment: one file
     is streamed, several are merged (each must be sorted). ``options`` are those of
-    ``write_segment``. The function a `warchive build` command calls."""
+    ``write_segment``. An input line longer than ``boundedlines.MAX_LINE`` is a
+    ``LineTooLongError`` naming the file and line, met before the line is read whole.
+    The function a `warchive build` command calls."""
     files: List[BinaryIO] = []
     try:
         for p in inputs:
@@ -97,11 +94,12 @@ def build_segment(inputs: Sequence[PathArg], output: PathArg, **options: Any) ->
                 files.append(sys.stdin.buffer)
             else:
                 files.append(open(p, "rb", buffering=1 << 20))
+        # lines without their LF: merged with it, "a\tb" would sort before "a"
         if len(files) == 1:
-            lines: Iterable[bytes] = _lines_of(files[0])
+            lines: Iterable[bytes] = read_lines(files[0], os.fspath(inputs[0]))
             options.setdefault("source", os.fspath(inputs[0]))
         else:
-            lines = heapq.merge(*[_lines_of(f) for f in files])
+            lines = heapq.merge(*[read_lines(f, os.fspath(p)) for f, p in zip(files, inputs)])
             options.setdefault("source", "merged input")
         return write_segment(lines, output, **options)
     finally:

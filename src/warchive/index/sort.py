@@ -15,7 +15,10 @@ lines are dropped (an index line is never empty, and ``sort -u`` would keep
 one at the top); identical lines are written once, as cdxj-indexer
 ``--sort`` does; every other byte (CR, tab, NUL, non-UTF-8) is kept and
 compared as an unsigned byte. CDX-11 header lines (`` CDX N b a ...``) are
-ordinary lines: they sort to the top, once, where ``sort -u`` puts them.
+ordinary lines: they sort to the top, once, where ``sort -u`` puts them. An
+input line longer than ``boundedlines.MAX_LINE`` is a ``LineTooLongError``
+(file, line number, byte), met as the input is read: inputs are read ``READ_PIECE`` at
+a time through a ``LineGuard``, so no more of that line is ever held.
 Output to a path is published by atomic rename (written as NAME.*.tmp,
 fsynced, renamed; removed on error).
 
@@ -37,6 +40,7 @@ import zstandard
 from isal import igzip_threaded
 
 from .._ext import line_sort as _k
+from ..boundedlines import GuardedReader, LineGuard
 from ..durable import AtomicOutput, Publisher, temp_file
 from ..errors import IndexFormatError
 
@@ -48,6 +52,7 @@ SORT_MEM_LIMIT = 256 << 20       # sort_files / merge_files
 DEFAULT_FAN_IN = 64              # runs merged at once
 MIN_MEM_LIMIT = 64 << 10
 OUT_BUF = 4 << 20
+READ_PIECE = 4 << 20             # an input's bytes read at once (and checked) into the sort buffer
 
 __all__ = ["sort_files", "merge_files", "Readable", "SortStats", "LineSorter", "sort_chunks",
            "DEFAULT_MEM_LIMIT", "SORT_MEM_LIMIT", "DEFAULT_FAN_IN"]
@@ -317,14 +322,16 @@ class _Chunker:
         merge_buf = max(4096, min(1 << 20, mem_limit // (4 * max(2, fan_in))))
         self.runs = _Runs(tmpdir, fan_in, merge_buf, stats)
 
-    def read_from(self, f: BinaryIO) -> None:
+    def read_from(self, f: BinaryIO, name: str) -> None:
+        guard = LineGuard(name)
         while True:
             if self.fill == len(self.buf):
                 self.spill(final=False)
-            with self.view[self.fill:] as window:
+            with self.view[self.fill:self.fill + READ_PIECE] as window:
                 n = f.readinto(window)  # type: ignore[attr-defined]
             if not n:
                 break
+            guard.check(self.buf, self.fill, self.fill + n)
             self.fill += n
         if self.fill and self.buf[self.fill - 1] != 0x0A:  # each input's last line ends here
             if self.fill == len(self.buf):
@@ -424,7 +431,7 @@ def sort_files(inputs: Sequence[PathLike], output: Union[PathLike, BinaryIO, Wri
         with _Output(output) as out:
             for p in inputs:
                 with open_input(p) as f:
-                    ch.read_from(f)
+                    ch.read_from(f, os.fspath(p))
                 stats.inputs += 1
             stats.lines_out = ch.finish(out.write)
     finally:
@@ -450,8 +457,8 @@ def merge_files(inputs: Sequence[Union[PathLike, Readable]], output: Union[PathL
 
     Inputs are paths or Readable objects (read once, closed). An input line that sorts before
     the line above it raises ``warchive.errors.UnsortedInputError`` (file, line number, both
-    lines) and `output` is not created. More than `fan_in` inputs are merged in groups
-    through unlinked temporary runs."""
+    lines), one longer than ``MAX_LINE`` a ``LineTooLongError``, and `output` is not created.
+    More than `fan_in` inputs are merged in groups through unlinked temporary runs."""
     stats = SortStats()
     sources: List[Union[str, Readable]] = [os.fspath(p) if isinstance(p, (str, os.PathLike)) else p for p in inputs]
     for p in sources:
@@ -492,8 +499,8 @@ def _merge_paths(paths: Sequence[Union[str, Readable]], out: Union[int, Write], 
     try:
         for p in paths:
             files.append(open_input(p) if isinstance(p, str) else p)
-        sources: List[object] = list(files) + list(fds)
         names = [p if isinstance(p, str) else p.name for p in paths] + [f"<run {i}>" for i in range(len(fds))]
+        sources: List[object] = [GuardedReader(cast(Readable, f), name) for f, name in zip(files, names)] + list(fds)
         lout, _ = _k.merge(sources, out, names=names, check=True, bufsize=bufsize,  # type: ignore[arg-type]
                            outbuf=OUT_BUF)
         return int(lout)

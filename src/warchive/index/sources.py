@@ -7,7 +7,9 @@ sorted order. ``open_source(path)`` picks the kind by looking at the file;
 a collection). Sources never parse lines: that is the query engine's job; but a
 file opened as sorted CDX(J) lines must begin as such lines do (``KEY TIMESTAMP``,
 ``check_index_head``), so that a WARC, an image or a text file given as an index
-is an error naming it rather than an index that answers nothing.
+is an error naming it rather than an index that answers nothing; and a line
+longer than ``MAX_LINE`` met by a search is an error naming the file
+(``LineTooLongError``), never read whole.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import heapq
 import os
 from typing import Iterable, Iterator, List, Optional, Protocol, Sequence
 
+from ..boundedlines import MAX_LINE
 from ..errors import ArchiveError, IndexFormatError
 from ..sortedfile import SortedFile
 from .segment import Segment
@@ -157,7 +160,7 @@ def open_source(path: str) -> Source:
         raise IndexFormatError(path, None, "a gzip file is not a searchable index: sort it into a plain "
                                            "CDXJ file, a ZipNum cluster or an index segment")
     check_index_head(path, head)
-    return SortedFile(path)
+    return SortedFile(path, max_line=MAX_LINE)
 
 
 def open_sources(paths: Iterable[str]) -> Source:

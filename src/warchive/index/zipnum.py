@@ -40,6 +40,7 @@ from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Nam
 
 from isal import isal_zlib
 
+from ..boundedlines import LineGuard
 from ..durable import AtomicOutput, fsync_dir
 from ..errors import IndexFormatError, UnsortedInputError
 from .sort import open_input
@@ -468,7 +469,7 @@ def _iter_source(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[st
 
         def gen() -> Iterator[Batch]:
             with open_input(name) as f:
-                yield from _split_stream(f)
+                yield from _split_stream(f, name)
         return name, gen()
     if hasattr(source, "readinto") or hasattr(source, "read"):
         return getattr(source, "name", "<stream>"), _split_stream(source)  # type: ignore[arg-type]
@@ -485,12 +486,13 @@ def _iter_source(source: Union[PathLike, BinaryIO, Iterable[bytes]]) -> Tuple[st
     return "<lines>", batches()
 
 
-def _split_stream(f: BinaryIO) -> Iterator[Batch]:
-    rest = b""
+def _split_stream(f: BinaryIO, name: Optional[str] = None) -> Iterator[Batch]:
+    rest, guard = b"", LineGuard(name or str(getattr(f, "name", "<stream>")))
     while True:
         chunk = f.read(4 << 20)
         if not chunk:
             break
+        guard.check(chunk, 0, len(chunk))   # a line past MAX_LINE: refused before more of it is kept
         data = rest + chunk
         special = data.startswith((b"\n", HEADER_PREFIX)) or b"\n\n" in data or b"\n" + HEADER_PREFIX in data
         lines = data.split(b"\n")
