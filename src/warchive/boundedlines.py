@@ -3,8 +3,8 @@
 Index lines (CDX, CDXJ) come from files anyone can hand to warchive: a
 collection's ``indexes/``, the inputs of ``sort``, ``merge``, ``build`` and
 ``zipnum``. Wherever a line is used it is held whole, compared, parsed or
-encoded, at several times its size: one line of 100 MB cost a query 650 MB
-and a build 1 GB. ``MAX_LINE`` bounds a line; a longer one is a
+encoded, at several times its size: read whole, one line of 100 MB would cost
+a query 650 MB and a build 1 GB. ``MAX_LINE`` bounds a line; a longer one is a
 ``LineTooLongError`` naming the file and where the line starts, raised
 before more than about ``MAX_LINE`` bytes of it are held.
 
