@@ -33,7 +33,7 @@ flight at the kill, and it is the only kind of URL a resume requests a second ti
 
 The index segments are ``crawl_index``'s, what a resumed run takes over from the killed
 one is ``resume``'s, and ``--screenshots`` is ``crawl_screenshots``'s. What is left (about
-600 lines) is one piece: the loop's steps share one crawler's state (frontier, session,
+700 lines) is long because it is one piece: the loop's steps share one crawler's state (frontier, session,
 writer, dedup, stats), and their order is the crash-safety argument above. This module
 must not parse HTTP, robots.txt or HTML, decide scope, or format index lines itself: the
 modules it drives do.
