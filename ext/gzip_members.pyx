@@ -346,6 +346,22 @@ cdef class Reader:
         return self.g.produced
 
     @property
+    def cut_ok(self):
+        """Whether the end of the input inside a member's data (or its trailer) ends the member
+        (``member_cut``: its data is what inflated) instead of raising TruncatedError."""
+        return bool(self.g.cut_ok)
+
+    @cut_ok.setter
+    def cut_ok(self, bint value):
+        self.g.cut_ok = value
+
+    @property
+    def member_cut(self):
+        """True when the input ended inside the current member (``cut_ok``): its CRC-32 and size
+        went unchecked, and its end is the end of the input."""
+        return bool(self.g.cut)
+
+    @property
     def member_sl(self):
         """(compressed, uncompressed) lengths from the member's `sl` field, or None."""
         if self.g.h.has_sl:

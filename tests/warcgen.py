@@ -765,16 +765,27 @@ def _broken_gz(directory, name, what, chunks_fn, bad_index, expect="raise", ext=
     return BrokenFile(path, what, offs[bad_index], expect, [(r.rtype, r.uri) for r in recs[:bad_index]], offs)
 
 
+def _cut_before_record(directory, name: str, what: str, cut_member: Callable[[bytes], bytes]) -> BrokenFile:
+    """The three records before the 404 response whole, then its gzip member cut (cut_member)
+    before any of the record can be read (warcio reads none of it; a lenient reader reports a
+    truncated record at the member and nothing after it)."""
+    bf = _broken_gz(directory, name, what, lambda m, r: m[:3] + [cut_member(m[3])], 3, expect="recover")
+    bf.records = [(o, e - o, t, u) for o, e, (t, u) in zip(bf.offsets, bf.offsets[1:], bf.good_records)]
+    bf.defects = [(bf.bad_offset, "truncated")]
+    bf.injected = "cut_head"
+    return bf
+
+
 def write_truncated_gzip(directory) -> BrokenFile:
-    """Cut in the middle of the 4th member (the 404 response): the file ends inside deflate data."""
-    return _broken_gz(directory, "truncated_gzip", write_truncated_gzip.__doc__,
-                      lambda m, r: m[:3] + [m[3][:len(m[3]) // 2]], 3)
+    """Cut in the middle of the 4th member (the 404 response): the file ends inside deflate data,
+    whose inflated part ends inside the record's WARC head."""
+    return _cut_before_record(directory, "truncated_gzip", write_truncated_gzip.__doc__, lambda m: m[:len(m) // 2])
 
 
 def write_truncated_gzip_header(directory) -> BrokenFile:
     """The file ends 5 bytes into the 4th member's 10-byte gzip header."""
-    return _broken_gz(directory, "truncated_gzip_header", write_truncated_gzip_header.__doc__,
-                      lambda m, r: m[:3] + [m[3][:5]], 3)
+    return _cut_before_record(directory, "truncated_gzip_header", write_truncated_gzip_header.__doc__,
+                              lambda m: m[:5])
 
 
 def write_bad_crc(directory) -> BrokenFile:
@@ -862,9 +873,10 @@ def write_content_length_long(directory) -> BrokenFile:
 
 
 def write_truncated_plain(directory) -> BrokenFile:
-    """Plain WARC cut in the middle of the 4th record's block."""
-    return _broken_plain(directory, "truncated_plain", write_truncated_plain.__doc__,
-                         lambda p: p[:3] + [p[3][:len(p[3]) - 40]], 3)
+    """Plain WARC cut in the middle of the 4th record's block (71 of the 404 response's 107
+    content bytes left): warcio reads the record up to the end of the file."""
+    return _defective(directory, "truncated_plain", write_truncated_plain.__doc__, warc_pieces(_base_recs()),
+                      False, "cut", 3, 71, ".warc")
 
 
 def write_control_bytes_header(directory) -> BrokenFile:
@@ -1024,6 +1036,9 @@ DEFECT_CLASSES = {
     "split": ("gz", "the record's head in one member, its block and separator in the next (read across them)"),
     "arc_version_block": ("plain gz", "the filedesc:// length one byte short of its version block "
                                       "(IA's ARC writers); ARC, the first record only"),
+    "cut": ("plain gz", "the file ends inside the record's content, the record the last (plain: K of its "
+                        "content bytes left; gzip: its member without its last K bytes, of which its head and "
+                        "some of its content inflate; warcio reads it up to the end of the file)"),
 }
 
 
@@ -1061,6 +1076,13 @@ def defect_applies(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> boo
                 and _five_fields(_line_at(p.block, 0)) is None)
     if kind == "arc_version_block":
         return p.arc and p.head.startswith(b"filedesc://") and i == 0
+    if kind == "cut":
+        if p.filedesc:
+            return False
+        if not gz:
+            return 1 <= k < len(p.block)
+        member = gzip_member(p.plain())
+        return 1 <= k < len(member) and len(inflated_prefix(member[: len(member) - k])) > len(p.head)
     if kind == "garbage":
         return 0 <= k < len(GARBAGE_LINES if not gz else GARBAGE_BYTES)
     if kind == "text_member":
@@ -1070,6 +1092,11 @@ def defect_applies(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> boo
 
 class Unmodelled(ValueError):
     """Bytes whose reading by warcio text_records does not model (a text record running into a record)."""
+
+
+def inflated_prefix(data: bytes) -> bytes:
+    """What inflates of the beginning of a gzip member (zlib, as warcio inflates it)."""
+    return zlib.decompressobj(31).decompress(data)
 
 
 def _warcio_uri(uri: str) -> str:
@@ -1166,6 +1193,8 @@ def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1, garbage
         chunks.append((data, (p.rtype, p.uri, length), defect))
 
     for j, p in enumerate(pieces):
+        if j > i and kind == "cut":   # the file ends inside record i
+            break
         if j != i:
             rec(p, gzip_member(p.plain()) if gz else p.plain())
             continue
@@ -1215,6 +1244,9 @@ def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1, garbage
         elif kind == "arc_version_block":
             q = written = p.with_length(str(p.version_block - 1).encode())
             rec(q, wrap(q.plain()), "arc-version-block")
+        elif kind == "cut":   # its length runs to the end of the file
+            cut = gzip_member(p.plain())[:-k] if gz else p.head + p.block[:k]
+            chunks.append((cut, (p.rtype, p.uri, len(cut)), "truncated"))
     data, pos = b"", 0
     records, defects, offsets = [], [], []
     at = 0   # where record i starts
@@ -1240,6 +1272,8 @@ def _texts_after(data: bytes, records: list, defects: list, offsets: list, gz: b
     written): in a plain file from where record i's content ends as warcio reads it (and the
     line after it, its separator), in a gzip file from the garbage between members; a garbage
     defect whose first line is one is a text-record defect instead (removed from defects)."""
+    if kind == "cut":   # nothing follows it
+        return []
     stops = [o for o, *_ in records if o > at] + [len(data)]
     if kind == "garbage":
         g = next(o for o, d in defects if d == "garbage")
@@ -1345,6 +1379,8 @@ DEFECTIVE_WARCS = [
     ("blank_member", "g", "blank_member", 1, 1, "a gzip member holding only CRLF after the request"),
     ("split_record", "g", "split", 2, 1, "the 200 response's head in one gzip member, the rest in the next "
                                          "(warcio gives up; the record is read across both)"),
+    ("truncated_member", "g", "cut", 3, 30, "the file ends inside the 404 response's gzip member, 30 bytes short "
+                                            "of its end (warcio reads what inflates, up to the end of the file)"),
 ]
 DEFECTIVE_ARCS = [
     ("ia_version_block", "pg", "arc_version_block", 0, 1,
@@ -1356,6 +1392,8 @@ DEFECTIVE_ARCS = [
     ("arc_garbage", "p", "garbage", 1, 0, "a line that is no record between two ARC records"),
     ("arc_text_line", "p", "garbage", 1, 5, "a line of five words, the last a length, and its bytes between two "
                                             "ARC records (warcio reads a text record out of it)"),
+    ("arc_truncated", "pg", "cut", 2, 20, "the file ends inside the 404 record's content (plain: 20 bytes of it "
+                                          "left; gzip: its member 20 bytes short)"),
 ]
 
 
@@ -1450,7 +1488,8 @@ def broken_names() -> list:
 
 def recover_names() -> list:
     """The broken files with defects a lenient reader reads past (``expect == "recover"``)."""
-    return ["garbage_between_members.warc.gz", "zero_length_member.warc.gz", "plain_record_in_gz.warc.gz",
+    return ["truncated_gzip.warc.gz", "truncated_gzip_header.warc.gz", "truncated_plain.warc",
+            "garbage_between_members.warc.gz", "zero_length_member.warc.gz", "plain_record_in_gz.warc.gz",
             "content_length_short.warc", "content_length_long.warc"] + _defective_names()
 
 

@@ -45,6 +45,8 @@ cdef extern from "wa_gzip.h" nogil:
         int64_t err_off
         int64_t hint_off
         uint64_t hint_len
+        int cut_ok
+        int cut
     int wa_gz_init(wa_gz *g, wa_source *src)
     void wa_gz_free(wa_gz *g)
     int wa_gz_begin(wa_gz *g, int64_t off)

@@ -59,6 +59,8 @@ typedef struct {
     int64_t err_off;     /* where */
     int64_t hint_off;    /* the member there is hint_len bytes long (header and trailer included), */
     uint64_t hint_len;   /* as an index says (0: unknown): inflated whole at its first read */
+    int cut_ok;          /* the input ending inside a member's data or trailer ends the member (cut) */
+    int cut;             /* cut_ok, and the input ended inside this member: its data is what inflated */
 } wa_gz;
 
 static int wa_gz_init(wa_gz *g, wa_source *src) {
@@ -83,6 +85,16 @@ static int wa_gz_fail(wa_gz *g, int code, const char *why, int64_t off) {
     g->why = why;
     g->err_off = off;
     return code;
+}
+
+/* The input ends inside the current member, at `end`: an error, or with cut_ok the member's end
+ * (done, its data what inflated so far, no CRC-32 or ISIZE to check: the caller reads `cut`). */
+static int wa_gz_cut(wa_gz *g, int64_t end, const char *why) {
+    if (!g->cut_ok) return wa_gz_fail(g, WA_E_TRUNCATED, why, g->m_off);
+    g->cut = 1;
+    g->done = 1;
+    g->m_end = end;
+    return WA_OK;
 }
 
 static int wa_gz_reserve(wa_gz *g, size_t need) { return wa_grow(&g->out, &g->out_cap, need, 64 * 1024); }
@@ -164,6 +176,7 @@ static int wa_gz_begin(wa_gz *g, int64_t off) {
     g->crc_len = 0;
     g->done = 0;
     g->trusted_end = 0;
+    g->cut = 0;
     g->m_end = -1;
     if (avail == 0) return WA_EOF;
     if (avail > WA_GZ_HEADER_MAX) avail = WA_GZ_HEADER_MAX;
@@ -186,7 +199,7 @@ static int wa_gz_trailer(wa_gz *g, int64_t at, uint32_t crc, uint64_t isize) {
     size_t avail;
     int rc = wa_src_get(g->src, at, 8, &p, &avail);
     if (rc != WA_OK) return wa_gz_fail(g, rc, "read error", at);
-    if (avail < 8) return wa_gz_fail(g, WA_E_TRUNCATED, "file ends inside a gzip trailer", g->m_off);
+    if (avail < 8) return wa_gz_cut(g, at + (int64_t)avail, "file ends inside a gzip trailer");
     if (wa_le32(p) != crc) return wa_gz_fail(g, WA_E_CRC, "gzip member CRC-32 mismatch (corrupt data)", g->m_off);
     if (wa_le32(p + 4) != (uint32_t)isize)
         return wa_gz_fail(g, WA_E_ISIZE, "gzip member ISIZE mismatch (corrupt data)", g->m_off);
@@ -246,7 +259,7 @@ static int wa_gz_zlib_run(wa_gz *g, size_t limit, int lazy) {
             return wa_gz_fail(g, WA_E_DEFLATE, "invalid deflate data in gzip member", g->m_off);
         if (zr == Z_MEM_ERROR) return WA_E_NOMEM;
         if (used == 0 && made == 0) {
-            if (avail == 0) return wa_gz_fail(g, WA_E_TRUNCATED, "file ends inside a gzip member", g->m_off);
+            if (avail == 0) return wa_gz_cut(g, g->in_off, "file ends inside a gzip member");
             return wa_gz_fail(g, WA_E_DEFLATE, "deflate stream makes no progress", g->m_off);
         }
     }
@@ -289,7 +302,7 @@ static int wa_gz_isal_run(wa_gz *g, size_t limit) {
             return wa_gz_trailer(g, end, st->crc, g->produced);
         }
         if (used == 0 && made == 0) {
-            if (avail == 0) return wa_gz_fail(g, WA_E_TRUNCATED, "file ends inside a gzip member", g->m_off);
+            if (avail == 0) return wa_gz_cut(g, g->in_off, "file ends inside a gzip member");
             if (st->avail_out != 0)
                 return wa_gz_fail(g, WA_E_DEFLATE, "deflate stream makes no progress", g->m_off);
         }
@@ -328,6 +341,7 @@ static int wa_gz_head(wa_gz *g, size_t want) {
 static void wa_gz_restart(wa_gz *g) {
     g->done = 0;
     g->trusted_end = 0;
+    g->cut = 0;
     g->m_end = -1;
     g->engine = WA_ENG_NONE;
     g->out_len = 0;

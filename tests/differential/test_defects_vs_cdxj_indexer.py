@@ -490,3 +490,37 @@ def test_a_file_that_begins_with_a_text_line_is_no_archive(tmp_path):
     with pytest.raises(ArchiveError) as e:
         warchive_lines(path, [])
     assert e.value.offset == 0 and "not a WARC or ARC record" in str(e.value)
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_a_record_cut_in_its_head_is_not_read(gz, tmp_path):
+    """The file ends inside the last record's WARC head, in its WARC-Payload-Digest: warchive
+    writes cdxj-indexer's lines for the records before it and reports the cut record (truncated),
+    which cdxj-indexer indexes with the digest cut short (docs/format.md, "Where we differ", 4).
+    In a gzip file the member is cut where what inflates ends there."""
+    pieces = warcgen.warc_pieces(warcgen._base_recs())
+    last = pieces[-1].plain()
+    at = last.index(b"WARC-Payload-Digest: sha1:") + len(b"WARC-Payload-Digest: sha1:") + 10
+    before = [warcgen.gzip_member(p.plain()) if gz else p.plain() for p in pieces[:-1]]
+    if gz:
+        member = warcgen.gzip_member(last)
+        n = next(n for n in range(len(member)) if len(warcgen.inflated_prefix(member[:n])) >= at)
+        cut = member[:n]
+        at = len(warcgen.inflated_prefix(cut))
+        assert b"\r\n\r\n" not in last[:at]
+    else:
+        cut = last[:at]
+    off = sum(map(len, before))
+    path = tmp_path / ("cut.warc.gz" if gz else "cut.warc")
+    path.write_bytes(b"".join(before) + cut)
+    peer, err = peer_resync.run_peer(path, ["--records", "all"])
+    assert err is None, err
+    theirs = peer.splitlines(keepends=True)
+    got, said = warchive_lines(path, ["--records", "all"])
+    assert got == theirs[:-1] and peer_resync.line_offset(theirs[-1], False) == off, (got, theirs)
+    digest = json.loads(theirs[-1].split(b" ", 2)[2])["digest"]
+    whole = re.search(rb"WARC-Payload-Digest: (\S+)", last)[1].decode()
+    assert whole.startswith(digest) and digest != whole, (digest, whole)
+    assert [x for x in said if x.startswith("warchive: warning: ")] == \
+        [f"warchive: warning: {path} at byte {off}: the file ends inside the head of a record (reading ends "
+         "there, with nothing of the record read)"], said

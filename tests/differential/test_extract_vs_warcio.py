@@ -147,3 +147,15 @@ def test_a_text_record_as_warcio_extracts_it(fid, broken_archives):
     assert offsets
     problems = _compare(bf.path, offsets)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("fid", ["truncated_plain.warc", "truncated_member.warc.gz", "arc_truncated.arc",
+                                 "arc_truncated.arc.gz"])
+def test_a_truncated_record_as_warcio_extracts_it(fid, broken_archives):
+    """At the offset of a record the file ends inside (its content cut short; the index lists it as
+    cdxj-indexer does) `warchive extract` writes what warcio writes: what there is of it."""
+    bf = broken_archives[fid]
+    offsets = [o for o, kind in bf.defects if kind == "truncated"]
+    assert offsets
+    problems = _compare(bf.path, offsets)
+    assert not problems, "\n".join(problems)

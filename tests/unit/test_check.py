@@ -45,6 +45,18 @@ def test_each_problem_names_its_record(cases, name, words):
     assert r.returncode == 1 and f"{case.path} at byte {at}: record {rid} " in r.stderr
 
 
+@pytest.mark.parametrize("fid", ["truncated_plain.warc", "truncated_member.warc.gz", "truncated_gzip.warc.gz",
+                                 "truncated_gzip_header.warc.gz", "arc_truncated.arc", "arc_truncated.arc.gz"])
+def test_a_file_cut_short_is_one_problem_after_its_records(broken_archives, fid):
+    """A file that ends inside a record fails, with one problem at that record (its digests, of
+    bytes it lacks, are not compared), after every record before it, and the cut one as far as it
+    goes, were checked."""
+    bf = broken_archives[fid]
+    res = check_file(str(bf.path))
+    assert [(f.offset, f.message.split(":")[0]) for f in res.problems] == [(bf.bad_offset, "truncated")], res.problems
+    assert res.records == len(bf.records) and not res.ok
+
+
 @pytest.mark.parametrize("name, field", [("check_empty_type.warc", "WARC-Type"),
                                          ("check_empty_record_id.warc", "WARC-Record-ID")])
 def test_an_empty_mandatory_field_is_a_problem(cases, name, field):

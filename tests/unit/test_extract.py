@@ -52,17 +52,29 @@ def test_wrong_offsets_are_errors_naming_file_and_byte(valid_archives):
 
 def test_a_damaged_record_is_an_error_after_what_could_be_read(broken_archives):
     cases = []
-    for name in ("truncated_gzip.warc.gz", "truncated_plain.warc", "bad_crc.warc.gz", "garbage_between_members.warc.gz"):
+    for name in ("truncated_gzip.warc.gz", "truncated_gzip_header.warc.gz", "bad_crc.warc.gz",
+                 "garbage_between_members.warc.gz"):
         bf = broken_archives[name]
         cases.append((bf.path, bf.bad_offset))
     for (p, off), (rc, out, err) in zip(cases, run_batch([["extract", p, off, "--payload"] for p, off in cases])):
         assert rc == 1, (p, err)
         assert err.startswith(f"warchive: error: {p} at byte "), err
         assert "--skip-errors" not in err, err
-    bf = broken_archives["truncated_plain.warc"]
+    bf = broken_archives["truncated_gzip.warc.gz"]   # the file ends inside the head of the record there
     with pytest.raises(TruncatedError) as e:
         _lines(bf.path, bf.bad_offset)
-    assert e.value.offset == bf.bad_offset
+    assert e.value.offset == bf.bad_offset and "inside the head" in e.value.problem
+
+
+def test_a_record_cut_in_its_content_is_written_as_far_as_it_goes(broken_archives):
+    """The file ends inside the record's content: what there is of it is written (as warcio's
+    extract writes it: tests/differential/test_extract_vs_warcio.py), with a truncated warning."""
+    bf = broken_archives["truncated_plain.warc"]
+    data = bf.path.read_bytes()
+    [(rc, out, err)] = run_batch([["extract", bf.path, bf.bad_offset]])
+    assert rc == 0 and out == data[bf.bad_offset:], err
+    assert err.startswith(f"warchive: warning: {bf.path} at byte {bf.bad_offset}: record ends after 71 of its "
+                          "107 content bytes"), err
 
 
 def test_streams_read_forward(valid_archives):

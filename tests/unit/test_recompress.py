@@ -31,9 +31,14 @@ def test_arc_becomes_warc(valid_archives, tmp_path, name):
     assert res.ok and not res.warnings, res.problems
 
 
+def _cut(bf) -> bool:
+    """Does the file end inside a record (a defect the reader reads past, recompress refuses)?"""
+    return any(kind == "truncated" for _, kind in bf.defects)
+
+
 def _damaged(broken_archives, valid_archives, tmp_path) -> dict:
     files = {fid: b.path for fid, b in broken_archives.items()
-             if b.expect != "recover" and fid not in ("empty.warc.gz", "control_bytes_header.warc")}
+             if (b.expect != "recover" or _cut(b)) and fid not in ("empty.warc.gz", "control_bytes_header.warc")}
     arc = valid_archives["example.arc"].path.read_bytes()
     (tmp_path / "cut.arc").write_bytes(arc[: len(arc) - 40])
     gz = valid_archives["example.arc.gz"].path.read_bytes()
@@ -60,7 +65,7 @@ def test_every_error_names_the_input(broken_archives, valid_archives, tmp_path):
         assert ".recompress-" not in r.stderr and "--skip-errors" not in r.stderr, r.stderr
         assert "warchive check says what is damaged" in r.stderr
         assert os.listdir(outdir) == [], fid        # nothing published, no temporary file left
-    assert refused == 8
+    assert refused == 11
 
 
 def test_an_error_in_the_inflated_whole_says_where(broken_archives, tmp_path):
@@ -74,7 +79,7 @@ def test_defects_are_read_past_with_a_warning_each(broken_archives, tmp_path):
     """A file with defects warcio reads past is recompressed whole (every record it was built with),
     one warning per defect naming the input and the byte; the output has no defect left."""
     for fid, b in broken_archives.items():
-        if b.expect != "recover":
+        if b.expect != "recover" or _cut(b):
             continue
         out = tmp_path / (fid + ".out.warc.gz")
         r = run(b.path, out)

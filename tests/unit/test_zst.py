@@ -116,9 +116,15 @@ def test_zst_truncated_frame(tmp_path, records):
     data = path.read_bytes()
     off, size = spans[4]
     path.write_bytes(data[: off + size // 2])
+    got, said = [], []
+    with ww.open(path, on_defect=said.append) as it:   # a file cut short: a defect, as in a gzip file
+        for rec in it:
+            got.append(rec.offset)
+    assert got == [o for o, _ in spans[:4]] and [(d.offset, d.kind) for d in said] == [(off, "truncated")]
+    assert "Zstandard frame" in said[0].problem
     got = []
     with pytest.raises(ArchiveError) as e:
-        with ww.open(path) as it:
+        with ww.open(path, strict=True) as it:
             for rec in it:
                 got.append(rec.offset)
     assert got == [o for o, _ in spans[:4]]

@@ -10,10 +10,11 @@ until ``warchive recompress`` writes it again. The file is read leniently
 (warchive.warc.defects): each framing defect the reader reads past (a wrong
 Content-Length, missing or extra blank lines, bytes that are no record, ...)
 is a problem named by its kind, and checking goes on with the records after
-it; an ARC version block shorter than declared, as the Internet Archive's
-writers made them, is the producer defect ``arc-version-block``. Damage that
-stops reading ends the file's check with a problem at its offset, after
-every record before it has been checked.
+it; a file that ends inside a record is the problem ``truncated`` (the cut
+record is checked as far as it goes); an ARC version block shorter than
+declared, as the Internet Archive's writers made them, is the producer defect
+``arc-version-block``. Damage that stops reading ends the file's check with a
+problem at its offset, after every record before it has been checked.
 
 A finding is a problem (the file fails), a named producer defect
 (warchive.warc.verify.DEFECTS: reported by name, a problem only when
@@ -29,7 +30,7 @@ from typing import Any, Callable, List, Optional
 
 from ..errors import ArchiveError, FileError, GzipError, RecordFormatError, TruncatedError
 from ..timestamps import iso_date_to_timestamp
-from .defects import ARC_VERSION_BLOCK, Defect
+from .defects import ARC_VERSION_BLOCK, TRUNCATED, Defect
 from .reader import ArchiveIterator, Record
 from .source import Source
 from .verify import DEFECT, DEFECTS, PROBLEM, verify_digests
@@ -96,7 +97,10 @@ def check_record(rec: Record, path: str, result: CheckResult) -> None:
     rid_value = rec.headers.get("WARC-Record-ID") or ""
     if rid_value and not (rid_value.startswith("<") and rid_value.endswith(">")):
         warn(f"WARC-Record-ID {rid_value!r} is not a <URI>")
-    for note in verify_digests(rec):
+    notes = verify_digests(rec)
+    if any(f.offset == rec.offset and f.message.startswith(TRUNCATED + ":") for f in result.problems):
+        notes = [n for n in notes if n.level != PROBLEM or "malformed" in n.message]   # (of bytes it lacks)
+    for note in notes:
         if note.level == PROBLEM:
             problem(note.message)
         elif note.level == DEFECT:
@@ -119,21 +123,32 @@ def producer_defect(result: CheckResult, f: Finding) -> None:
 
 def framing_defect(result: CheckResult, d: Defect) -> None:
     """A defect the reader read past: a problem named by its kind (the IA ARC version block: a
-    producer defect)."""
+    producer defect); a file cut short says what to make of it."""
     if d.kind == ARC_VERSION_BLOCK:
         producer_defect(result, Finding(result.path, d.offset, f"{d.problem} ({d.action})", defect=d.kind))
+    elif d.kind == TRUNCATED:
+        result.problems.append(Finding(result.path, d.offset, f"{d.kind}: {d.problem} ({_cut_remedy(d, result.path)})"))
     else:
         result.problems.append(Finding(result.path, d.offset, f"{d.kind}: {d.problem} ({d.action})"))
+
+
+OPEN_REMEDY = "an unfinished file of a writer that was stopped: warchive recover cuts it after its last whole record"
+
+
+def _cut_remedy(d: Defect, path: str) -> str:
+    if path.endswith(".open"):
+        return OPEN_REMEDY
+    if d.problem.startswith("record ends after"):   # its head says more than the file holds
+        return "the file is cut short, or the record's Content-Length is too large"
+    return "the file is cut short"
 
 
 def _remedy(e: FileError, path: str, records: int) -> str:
     """What to make of damage that stopped the check: check's words, not the reader's (which
     name ``warchive index``'s options)."""
     if path.endswith(".open"):
-        return "an unfinished file of a writer that was stopped: warchive recover cuts it after its last whole record"
+        return OPEN_REMEDY
     if isinstance(e, TruncatedError):
-        if e.problem.startswith("record ends after"):   # inside a whole member or a plain file
-            return "the file is cut short, or the record's Content-Length is too large"
         return "the file is cut short"
     if isinstance(e, RecordFormatError) and records == 0 and e.offset == 0:
         return "is it a WARC or ARC file?"

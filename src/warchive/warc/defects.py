@@ -3,13 +3,13 @@
 A defect is a fault of an archive file that warcio reads past (a Content-Length
 a few bytes off, missing or extra blank lines between records, bytes between
 records that are no record, a line of text that warcio reads as an ARC record,
-an ARC version block declaring a length one byte short, ...). The reader
-(warchive.warc.reader) recovers from it the way warcio does and hands it to a
-``Defects`` sink, which keeps the list, passes each defect once to a callback
-(by default a ``DefectWarning`` through Python's warnings), or, in strict
-mode, raises it as the CorruptRecordError child it would have been. Damage
-no reader can read past (a truncated file, a bad CRC) is never a defect: it is
-raised as before.
+an ARC version block declaring a length one byte short, a file that ends
+inside its last record, ...). The reader (warchive.warc.reader) recovers from
+it the way warcio does and hands it to a ``Defects`` sink, which keeps the
+list, passes each defect once to a callback (by default a ``DefectWarning``
+through Python's warnings), or, in strict mode, raises it as the
+CorruptRecordError child it would have been. Damage no reader can read past
+(a bad CRC, invalid deflate data) is never a defect: it is raised as before.
 
 This module holds no bytes and reads no files.
 """
@@ -33,9 +33,10 @@ PLAIN_RECORD = "plain-record"          # a record not gzip-compressed in a gzip 
 SPLIT_RECORD = "split-record"          # a record whose content runs on into the next gzip member(s)
 ARC_VERSION_BLOCK = "arc-version-block"   # an ARC filedesc:// header whose length is shorter than its version block
 SHARED_MEMBER = "shared-member"        # (the indexer) records sharing a gzip member have no offsets of their own
+TRUNCATED = "truncated"                # the file ends inside a record (or inside its gzip member)
 
 KINDS = (CONTENT_LENGTH, SEPARATOR, BLANK_LINES, GARBAGE, TEXT_RECORD, EMPTY_MEMBER, PLAIN_RECORD, SPLIT_RECORD,
-         ARC_VERSION_BLOCK, SHARED_MEMBER)
+         ARC_VERSION_BLOCK, SHARED_MEMBER, TRUNCATED)
 
 
 class Defect:

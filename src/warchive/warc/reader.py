@@ -14,10 +14,14 @@ or where warcio gives up by looking for the next record (warchive.warc.framing),
 reported once as a Defect (warchive.warc.defects); ``strict=True`` raises the first instead. Where warcio parses the next record (after a record and its
 blank lines, at the start of a gzip member) a line of text that it takes for
 an ARC head is read as that ARC record (a text record, whose one defect
-covers what follows it up to the next record). Damage no reader can read past
-(a truncated file, a bad CRC, bytes at the start that are no archive) raises a
-CorruptRecordError child naming the file and byte offset; everything before
-it has been yielded intact.
+covers what follows it up to the next record). A file that ends inside a
+record (or inside its gzip member) is a defect too, as warcio reads it: a
+record cut in its content is read up to the end of the file (its length runs
+there); one cut in its head, or before any of an HTTP record's content, is
+not read. Damage no reader can read past (a bad CRC, invalid deflate data,
+bytes at the start that are no archive) raises a CorruptRecordError child
+naming the file and byte offset; everything before it has been yielded
+intact.
 This module does not build index lines (warchive.index.cdx does).
 """
 
@@ -30,7 +34,7 @@ from .._ext.gzip_members import FORMAT_GZIP, FORMAT_ZSTD, Reader
 from ..errors import CorruptRecordError, RecordFormatError, TruncatedError
 from .arc import ARC_HEAD_MAX, parse_arc, text_note
 from .defects import (BLANK_LINES, CONTENT_LENGTH, EMPTY_MEMBER, GARBAGE, PLAIN_RECORD, SEPARATOR, SPLIT_RECORD,
-                      Defects, OnDefect)
+                      TRUNCATED, Defects, OnDefect)
 from .framing import (ARC_SEPARATOR, GZIP_MAGIC, LINE_MAX, LOOKBACK, SCAN, WARC_SEPARATOR, cut_first_line,
                       find_record, first_line, is_blank, next_record_line, record_line, skip_blank, text_head)
 from .headers import Head, Headers, http_head, parse_head, warc_protocol
@@ -82,6 +86,7 @@ class ArchiveIterator:
                  on_defect: Optional[OnDefect] = None, name: Optional[str] = None, window: int = WINDOW,
                  length: Optional[int] = None) -> None:
         self._reader = open_reader(source, offset, verify, window, length)
+        self._reader.cut_ok = True   # a member cut by the end of the file ends there: a truncated record
         self.path = name if name is not None else self._reader.path
         self.types = frozenset(types) if types is not None else None
         self.verify = verify
@@ -151,7 +156,9 @@ class ArchiveIterator:
             found = self._find_member(start)
         elif self.gzip:   # zstd: frames are not searched for
             found = None
-        else:
+        else:   # from the next line start: the rest of a line (a URL's "ttp://...") begins no record
+            if self._reader.read_at(start - 1, 1) not in (b"\n", b""):
+                start += len(first_line(self._reader.read_at, start))
             found = find_record(self._reader.read_at, start)
         return found if found is not None else self._end_of(start)
 
@@ -202,6 +209,9 @@ class ArchiveIterator:
             assert unit is not None
             start = skip_blank(unit.read, pos)
             if start is None:   # nothing but blank lines up to the end of the member
+                if pos == 0 and self._reader.member_cut:
+                    self._cut_short(self._pos, f"the file ends inside a {self._unit_word} before any of its record")
+                    return None
                 if pos == 0:
                     self._sink.add(self._pos, EMPTY_MEMBER, "gzip member holds no record", "skipped")
                 self._leave_member()
@@ -210,6 +220,10 @@ class ArchiveIterator:
                 line = first_line(unit.read, start)
                 # warcio parses a member's first line as the next record's (a text record too)
                 kind = next_record_line(line) if start == 0 and self._text_here else record_line(line)
+                if (kind is None and self._cut_line(line) or kind == "arc" and not line.endswith(b"\n")) \
+                        and self._reader.member_cut and not unit.read(start + len(line), 1):
+                    self._cut_short(self._pos, "the file ends inside the first line of a record")
+                    return None
                 if kind is None:
                     if self._at_start:
                         raise self._not_a_record(self._pos, line)
@@ -226,6 +240,20 @@ class ArchiveIterator:
     def _leave_member(self) -> None:
         self._pos = self._reader.member_finish()
         self._unit = None
+
+    @property
+    def _unit_word(self) -> str:
+        return "Zstandard frame" if self._reader.format == FORMAT_ZSTD else "gzip member"
+
+    def _cut_line(self, line: bytes) -> bool:
+        """Is line, the last of the file, the first line of a record cut short? At the start of a
+        file only a WARC version line's or an ARC file's filedesc:// line's beginning is one."""
+        if not cut_first_line(line):
+            return False
+        if not self._at_start:
+            return True
+        text = line.lstrip()[:11].lower()
+        return any(w.startswith(text) or text.startswith(w) for w in (b"warc/", b"filedesc://"))
 
     def _not_a_record(self, off: int, line: bytes) -> RecordFormatError:
         return RecordFormatError(self.path, off, f"not a WARC or ARC record; first line {line[:80]!r}",
@@ -245,16 +273,20 @@ class ArchiveIterator:
             return None
         line = first_line(reader.read_at, start)
         kind = next_record_line(line) if self._text_here else record_line(line)
+        if kind == "arc" and not line.endswith(b"\n") and reader.at_end(start + len(line)):
+            self._cut_short(start, "the file ends inside the first line of a record")
+            return None
         if kind is not None:
             if start > at:
                 where = "before the first record" if at == 0 else "between records"
                 self._sink.add(at, BLANK_LINES, f"{start - at} blank bytes {where}", "ignored")
             return self._parse_record(Unit(reader, False, at), start - at, kind == "text")
+        if len(line) < LINE_MAX and self._cut_line(line) and reader.at_end(start + len(line)):
+            self._cut_short(start, "the file ends inside the first line of a record")
+            return None
         if self._at_start:
             raise self._not_a_record(start, line)
-        if len(line) < LINE_MAX and cut_first_line(line) and reader.at_end(start + len(line)):
-            raise TruncatedError(self.path, start, "the file ends inside the first line of a record",
-                                 "the file was cut short; --skip-errors indexes what comes before")
+            return None
         nxt = find_record(reader.read_at, start)
         end = nxt if nxt is not None else self._end_of(start)
         self._sink.add(at, GARBAGE, f"{end - at} bytes that are no record (they begin {_show(line)})",
@@ -281,7 +313,11 @@ class ArchiveIterator:
                     if got is True:
                         continue
                     return got
-            if not reader.member_begin(pos):
+            try:
+                if not reader.member_begin(pos):
+                    return None
+            except TruncatedError as e:   # the file ends inside the member's header
+                self._cut_short(pos, e.problem)
                 return None
             self._pos = reader.member_offset   # zstd: past skippable frames
             self._unit = Unit(reader, True, self._pos)
@@ -401,8 +437,9 @@ class ArchiveIterator:
                                         "--skip-errors skips this record")
             n *= 4
 
-    def _parse_record(self, unit: Unit, pos: int, text: bool = False) -> Record:
-        """The record at unit position pos; text: the line there is a text record's (framing.text_head)."""
+    def _parse_record(self, unit: Unit, pos: int, text: bool = False) -> Optional[Record]:
+        """The record at unit position pos; text: the line there is a text record's (framing.text_head).
+        None: the file ends before the record can be read (reported; reading ends)."""
         rec_off = unit.base + (pos if not unit.gz else 0)
         head = self._read_head(unit, pos, None, "record head") if not text else None
         rec = Record()
@@ -413,6 +450,9 @@ class ArchiveIterator:
         rec.member_pos = pos if unit.gz else 0
         rec.http = None
         proto = warc_protocol(head.status) if head is not None else None
+        if head is not None and proto is not None and self._cut_in_head(unit, pos, head):
+            self._cut_short(rec_off, "the file ends inside the head of a record")
+            return None
         if head is not None and proto is not None:
             rec.format = "warc"
             rec.headers = Headers(proto[0], proto[1], head.fields, head.total_len)
@@ -434,7 +474,7 @@ class ArchiveIterator:
             rec._skip = text and bool(length) and (rec.target_uri or "").startswith(HTTP_SCHEMES) \
                 and not unit.read(block, 1)
             rec._note = arc.note if not text else text_note(arc, unit.read(pos, 80), rec._skip)
-        self._at_start = False
+        first, self._at_start = self._at_start, False
         self._text_here = True
         rec.content_length = length
         rec._content_end = block + min(length, OFFSET_MAX) if length is not None else None
@@ -450,9 +490,11 @@ class ArchiveIterator:
                 h = self._read_head(unit, block, rec._content_end, "HTTP head")
                 if h.total_len == 0:
                     if rec.type != "revisit":
-                        if not unit.gz and not text:
-                            raise TruncatedError(self.path, rec_off, f"{rec.type} record has no content",
-                                                 "--skip-errors skips this record")
+                        if not text and (not unit.gz or self._reader.member_cut):   # (warcio reads none)
+                            self._at_start = first
+                            self._cut_short(rec_off, f"the file ends after the head of a {rec.type} record, "
+                                                     f"before any of its {length} content bytes")
+                            return None
                         self._short_content(rec, block)   # its gzip member ends with its WARC head
                 else:
                     rec.http = http_head(h)
@@ -476,16 +518,41 @@ class ArchiveIterator:
             return 0
         return n
 
+    def _cut_in_head(self, unit: Unit, pos: int, head: Head) -> bool:
+        """Does the file end inside the WARC head at unit position pos (no blank line ends it)?
+        A gzip member that ends so, whole, is no cut (the record ends with its member)."""
+        if unit.read(pos + head.end, 1):
+            return False
+        raw = unit.read(pos, head.end)
+        if is_blank(raw[raw.rfind(b"\n", 0, len(raw) - 1) + 1 :]) and raw.count(b"\n") > 1:
+            return False   # its blank line ends it, the file (or member) right after it
+        return not unit.gz or self._reader.member_cut
+
+    def _cut_short(self, off: int, problem: str) -> None:
+        """The file ends inside the record at off before any of it can be read (its first line,
+        its head, its gzip member's header, or all of an HTTP record's content, where warcio
+        reads no record either): a truncated defect, and the end of reading; an error where
+        nothing has been read yet (the first record of a file, or the record at the offset given)."""
+        if self._at_start:
+            raise TruncatedError(self.path, off, problem, "nothing of the file before the cut can be read")
+        self._sink.add(off, TRUNCATED, problem, "reading ends there, with nothing of the record read", error=TruncatedError)
+        self._pos = self._end_of(off)
+        self._unit = None
+
     # ------------------------------------------------------------------ record end
     def _short_content(self, rec: Record, got: int) -> None:
-        """The content ends before Content-Length says: a truncated plain file (an error), or
-        a gzip member holding less than the record claims (a defect: the record ends there)."""
-        if rec._text:   # no record: what there is of it is read, as warcio reads it
+        """The content ends before Content-Length says (at unit position got): the file ends
+        inside the record (a truncated defect: the record ends there, as warcio reads it), or a
+        whole gzip member holds less than the record claims (a defect: it ends with its member)."""
+        if rec._text or rec._cut:   # a text record: what there is of it is read, as warcio reads it
             return
         problem = f"record ends after {got - rec._block} of its {rec.content_length} content bytes"
-        if not rec._unit.gz:
-            raise TruncatedError(self.path, rec.offset, problem,
-                                 "the file is cut short or Content-Length is wrong; --skip-errors skips it")
+        if not rec._unit.gz or self._reader.member_cut:
+            self._sink.add(rec.offset, TRUNCATED, f"{problem}: the file ends there",
+                           "the record is read up to the end of the file, as warcio reads it", error=TruncatedError)
+            rec._cut = True
+            rec._content_end = got
+            return
         self._sink.add(rec.offset, CONTENT_LENGTH, f"{problem}: its gzip member ends there",
                        "the record ends with its member", error=TruncatedError)
 
@@ -515,6 +582,9 @@ class ArchiveIterator:
     def _finish_member_record(self, rec: Record, unit: Unit) -> None:
         reader = self._reader
         end = rec._content_end
+        if rec._cut:   # the file ended inside its content (reported): the member ends with the file
+            self._member_done(rec)
+            return
         sl = reader.member_sl
         if (rec.member_pos == 0 and end is not None and not self.verify and sl is not None
                 and sl[1] == end + 4 and reader.seekable):  # a stream could not come back if `sl` is wrong
@@ -535,7 +605,7 @@ class ArchiveIterator:
             return
         sep = ARC_SEPARATOR if rec.format == "arc" else WARC_SEPARATOR
         tail = unit.read(end, 4096)
-        if tail == sep:
+        if tail == sep or (reader.member_cut and sep.startswith(tail)):   # (a cut: _member_done says so)
             self._report_note(rec)
             self._member_done(rec)
             return
@@ -548,6 +618,10 @@ class ArchiveIterator:
 
     def _member_done(self, rec: Record) -> None:
         self._pos = self._reader.member_finish()
+        if self._reader.member_cut and not rec._cut and not rec._text:   # (its content whole, or unbounded)
+            self._sink.add(rec.offset, TRUNCATED, f"the file ends inside the record's {self._unit_word}, after its content",
+                           "the record is read as it is, its member's CRC-32 unchecked", error=TruncatedError)
+            rec._cut = True
         rec._length = self._pos - rec.offset if rec.member_pos == 0 else None
         self._unit = None
 
@@ -601,12 +675,17 @@ class ArchiveIterator:
         end = rec._content_end
         assert end is not None
         start = rec.offset - unit.base
-        if end > 0 and len(unit.read(end - 1, 1)) < 1:
+        if not rec._cut and end > 0 and len(unit.read(end - 1, 1)) < 1:
+            eof = self._end_of(unit.base + rec._block) - unit.base
             if rec._text:   # warcio reads a text record's content up to the end of the file
-                end = rec._content_end = self._end_of(unit.base + rec._block) - unit.base
+                end = rec._content_end = eof
             else:
-                size = self._reader.size
-                self._short_content(rec, (size - unit.base) if size is not None else rec._block)
+                self._short_content(rec, eof)
+        if rec._cut:   # the file ends inside its content (reported): it runs to the end of the file
+            end = rec._content_end = self._end_of(unit.base + rec._block) - unit.base
+            rec._length = end - start
+            self._pos = unit.base + end
+            return
         rec._length = end - start
         sep = ARC_SEPARATOR if rec.format == "arc" else WARC_SEPARATOR
         at = unit.base + end

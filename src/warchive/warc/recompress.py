@@ -14,7 +14,9 @@ after another) into a temporary file and read as a plain one.
 
 Every error names the input file: the reader's errors are restated with
 recompress's own remedy, and one met in the inflated copy says where in
-the inflated bytes it is.
+the inflated bytes it is. A file that ends inside a record is refused (the
+reader reads past it, a defect): the cut record would be written as a whole
+one.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from typing import IO, List, Optional
 from isal import igzip
 
 from ..durable import AtomicOutput
-from ..errors import ArchiveError, CorruptRecordError
+from ..errors import ArchiveError, CorruptRecordError, TruncatedError
 from .arc2warc import warc_record
 from .builder import CRLF2
-from .defects import Defect, Defects, OnDefect
+from .defects import TRUNCATED, Defect, Defects, OnDefect
 from .encode import Encoder
 from .headers import Headers
 from .reader import ArchiveIterator, Record
@@ -66,7 +68,14 @@ def _copy_records(path: str, name: str, out: AtomicOutput, encoder: Encoder, def
     defects read past go into ``defects``."""
     count = 0
     out.write(encoder.preamble)
-    with ArchiveIterator(path, verify=True, parse_http=False, on_defect=defects.append) as it:
+
+    def defect(d: Defect) -> None:
+        # a record the file ends inside would be written whole, its Content-Length made to fit
+        # what is left of it: nothing would tell it was cut. Refused, as damage is.
+        if d.kind == TRUNCATED:
+            raise TruncatedError(name, d.offset, d.problem, REMEDY)
+        defects.append(d)
+    with ArchiveIterator(path, verify=True, parse_http=False, on_defect=defect) as it:
         for rec in it:
             block = rec.block().read()
             if rec.format == "warc":

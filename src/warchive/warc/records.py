@@ -110,7 +110,7 @@ class Record(HeaderFields):
 
     __slots__ = ("format", "type", "headers", "http", "offset", "content_length", "member_pos",
                  "_it", "_unit", "_block", "_payload", "_content_end", "_length", "_stream", "_gen",
-                 "_finished", "_note", "_skip", "_text")
+                 "_finished", "_note", "_skip", "_text", "_cut")
 
     format: str
     type: Optional[str]
@@ -128,6 +128,7 @@ class Record(HeaderFields):
     _note: Optional[Tuple[str, str, str]]   # a defect of the head, reported when the record's end is known
     _skip: bool   # bytes read as a record that is none, never yielded (a text record warcio reads none of)
     _text: bool   # a text record: an ARC record warcio makes of a line of text (warchive.warc.framing.text_head)
+    _cut: bool    # the file ends inside its content (reported): it ends there, and nothing follows it
 
     def __init__(self) -> None:
         self._length: Optional[int] = None
@@ -136,6 +137,7 @@ class Record(HeaderFields):
         self._note = None
         self._skip = False
         self._text = False
+        self._cut = False
 
     @property
     def source(self) -> Optional[str]:

@@ -70,6 +70,7 @@ class ZstFrames:
             self._f.seek(0, os.SEEK_END)
             self.size = self._f.tell()
         self.start = 0 if offset is None else offset
+        self.cut_ok = False       # the end of the file inside a frame's data ends the frame (member_cut)
         self._dict: Optional[zstandard.ZstdCompressionDict] = None
         self._data_start = self._read_dictionary()
         if self.start < self._data_start:
@@ -129,6 +130,7 @@ class ZstFrames:
         self._done = False
         self._end: Optional[int] = None
         self.member_produced = 0
+        self.member_cut = False   # (cut_ok) the file ended inside this frame: its data is what decompressed
         self._gate = _BlockGate()
 
     def member_begin(self, off: int) -> bool:
@@ -160,7 +162,8 @@ class ZstFrames:
         while not self._done and self._buf_start + len(self._buf) < upto:
             chunk = self.read_at(self._in_off, CHUNK)
             if not chunk:
-                self._fail(TruncatedError, self.member_offset, "file ends inside a Zstandard frame")
+                self._cut(self._in_off)
+                return
             try:
                 n = self._gate.feedable(chunk)
             except ValueError as e:
@@ -169,7 +172,8 @@ class ZstFrames:
                 chunk = self.read_at(self._in_off, BLOCK_MAX + 64)   # a whole block, after a frame header
                 n = self._gate.feedable(chunk, final=True)
                 if n == 0:
-                    self._fail(TruncatedError, self.member_offset, "file ends inside a Zstandard frame")
+                    self._cut(self._in_off + len(chunk))
+                    return
             chunk = chunk[:n]
             try:
                 out = self._dobj.decompress(chunk)
@@ -183,6 +187,14 @@ class ZstFrames:
                 self._done = True
             else:
                 self._in_off += len(chunk)
+
+    def _cut(self, end: int) -> None:
+        """The file ends inside the frame, at end: an error, or with cut_ok the frame's end."""
+        if not self.cut_ok:
+            self._fail(TruncatedError, self.member_offset, "file ends inside a Zstandard frame")
+        self.member_cut = True
+        self._done = True
+        self._end = end
 
     def member_head(self, n: int) -> bytes:
         return self.member_read(0, n)
