@@ -593,6 +593,63 @@ def write_kitchen_sink(directory, gz: bool = True) -> Fixture:
     return write_warc(directory, "kitchen_sink", recs_kitchen_sink(), gz, recs_kitchen_sink.__doc__.strip())
 
 
+# --------------------------------------------------------------------------- folded head values
+
+FOLD = b"\r\n\t"        # a value moved onto a continuation line (``Name:`` CRLF TAB value)
+ONE_LINE = b"   "         # the same value on the field's own line, as many bytes after the colon
+
+
+def _fold(head: bytes, names: tuple, how: bytes) -> bytes:
+    """The lines ``Name: value`` of head (CRLF lines) whose name is in names, written
+    ``Name:`` how ``value``."""
+    out = []
+    for line in head.split(b"\r\n"):
+        name, sep, value = line.partition(b": ")
+        if sep and name.decode("latin-1") in names:
+            line = name + b":" + how + value
+        out.append(line)
+    return b"\r\n".join(out)
+
+
+def _fold_warc_head(rec: bytes, names: tuple, how: bytes) -> bytes:
+    i = rec.index(b"\r\n\r\n")
+    return _fold(rec[:i], names, how) + rec[i:]
+
+
+def folded_records(how: bytes = FOLD) -> list:
+    """WARC/0.17-1.0 records whose values sit on a continuation line from an empty first line
+    (``WARC-Type:`` CRLF TAB ``metadata``), as some writers of those versions folded them, in
+    the WARC head and the HTTP head; with how=ONE_LINE the same records with each such value
+    on its field's own line after three spaces: the same length, the same offsets (warcio
+    strips a value's leading white space on its first line, not on a continuation line).
+    The raw bytes of a response, a POST request and its response, a metadata record (WARC/0.17)
+    and a resource whose value spans two continuation lines (WARC/0.18)."""
+    warc_names = ("WARC-Type", "WARC-Record-ID", "WARC-Date", "WARC-Target-URI", "Content-Length",
+                  "WARC-Concurrent-To", "Content-Type")
+    page = _fold(http_bytes(b"HTTP/1.1 200 OK", [("Content-Type", "text/html; charset=utf-8"),
+                                                 ("Content-Length", str(len(HTML)))], HTML), ("Content-Type",), how)
+    body = b"q=folded+heads&lang=en"
+    post = _fold(http_bytes(b"POST /search HTTP/1.1", [("Host", "fold.example.com"),
+                                                       ("Content-Type", "application/x-www-form-urlencoded"),
+                                                       ("Content-Length", str(len(body)))], body),
+                 ("Content-Type",), how)
+    answer = http_bytes(b"HTTP/1.1 200 OK", [("Content-Type", "application/json")], b'{"hits": 2}\n')
+    note = b"X-Note: first part\r\n\tsecond part"
+    recs = [
+        r_rec("response", "fold/page", "http://fold.example.com/", "application/http; msgtype=response", page),
+        r_rec("request", "fold/post", "http://fold.example.com/search", "application/http; msgtype=request", post),
+        r_rec("response", "fold/answer", "http://fold.example.com/search", "application/http; msgtype=response",
+              answer, extra=(("WARC-Concurrent-To", rid("fold/post")),)),
+        r_rec("metadata", "fold/meta", "http://fold.example.com/", "text/plain", b"via: folded heads\n",
+              version=b"WARC/0.17"),
+        r_rec("resource", "fold/notes", "http://fold.example.com/notes.txt", "text/plain", b"notes\n",
+              version=b"WARC/0.18", extra=(("X-Note", "NOTE"),)),
+    ]
+    out = [_fold_warc_head(r.plain(), warc_names + ("X-Note",), how) for r in recs]
+    out[-1] = out[-1].replace(b"NOTE", note[len(b"X-Note: "):])   # (folded on: a second continuation line)
+    return out
+
+
 # --------------------------------------------------------------------------- ARC
 
 ARC_VERSION_BLOCK = b"1 0 warcgen\nURL IP-address Archive-date Content-type Archive-length\n"

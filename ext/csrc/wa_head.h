@@ -2,7 +2,9 @@
  *
  * The reference rules are warcio's (src/warchive/warc/headers.py): lines end at
  * LF, are decoded UTF-8-else-Latin-1 and right-stripped of Unicode whitespace,
- * continuation lines start with space or tab, a blank line ends the head. This
+ * continuation lines start with space or tab (a value folded onto them from an
+ * empty first line loses its leading white space: WARC's grammar, where warcio
+ * keeps it), a blank line ends the head. This
  * C parser follows them exactly for the lines it accepts and answers WA_SLOW for
  * anything it cannot decide byte-wise (control characters, continuation lines,
  * non-ASCII bytes in a field we use, a line that might be blank only after

@@ -25,6 +25,8 @@ import shutil
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+import warcgen
+
 MODES = {
     "cdxj": [],
     "cdx11": ["--cdx11"],
@@ -235,3 +237,78 @@ def test_file_and_directory_mixed(collection, valid_archives, tmp_path, cdxj_ind
     out = tmp_path / "warchive.out"
     res = _index(warchive_cli, inputs, ["--dir-root", root], out)
     assert_same_output(peer, res, out, "dir+file", output_diff)
+
+
+# --------------------------------------------------------------------------- folded head values
+
+FOLD_MODES = {"cdxj": [], "cdx11": ["--cdx11"], "records-all": ["--records", "all"], "post-append": ["-p"]}
+
+
+def _folded_files(tmp_path, gz: bool):
+    """warcgen.folded_records() as a file (folded/NAME), and the same records with each folded value on
+    its field's own line (one-line/NAME, as long); and the gzip members' [(offset, length)] of each."""
+    name = "folded.warc.gz" if gz else "folded.warc"
+    out, spans = [], []
+    for how, d in ((warcgen.FOLD, "folded"), (warcgen.ONE_LINE, "one-line")):
+        recs = warcgen.folded_records(how)
+        chunks = [warcgen.gzip_member(r) if gz else r for r in recs]
+        (tmp_path / d).mkdir()
+        offs = warcgen._write(tmp_path / d / name, chunks)
+        out.append(tmp_path / d / name)
+        spans.append(list(zip(offs, [b - a for a, b in zip(offs, offs[1:])])))
+    return out, spans
+
+
+def _moved(lines: bytes, spans_from: list, spans_to: list, cdx11: bool) -> bytes:
+    """Index lines of records at spans_from given the offsets and lengths of spans_to, record by record."""
+    at = {off: k for k, (off, _) in enumerate(spans_from)}
+    out = []
+    for line in lines.splitlines(keepends=True):
+        if line.startswith(b" CDX"):
+            out.append(line)
+            continue
+        if cdx11:
+            cols = line.rstrip(b"\n").split(b" ")
+            off, n = spans_to[at[int(cols[-2])]]
+            cols[-3:-1] = [str(n).encode(), str(off).encode()]
+            out.append(b" ".join(cols) + b"\n")
+        else:
+            key, ts, js = line.split(b" ", 2)
+            f = json.loads(js)
+            off, n = spans_to[at[int(f["offset"])]]
+            f["offset"], f["length"] = str(off), str(n)
+            out.append(key + b" " + ts + b" " + json.dumps(f).encode() + b"\n")
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("mode", list(FOLD_MODES))
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_folded_values_index_as_written_on_one_line(gz, mode, tmp_path, cdxj_indexer, warchive_cli, output_diff):
+    """Head values folded onto a continuation line from an empty first line (``WARC-Type:`` CRLF TAB
+    ``metadata``, in the WARC head and the HTTP head) are indexed as cdxj-indexer indexes the same
+    records with each value on its field's own line: white space around a value is not part of it
+    (the WARC grammar). A plain file of those is as long, every offset the same; in a gzip file the
+    lines carry the folded file's members."""
+    (folded, one_line), (spans, spans_one) = _folded_files(tmp_path, gz)
+    args = FOLD_MODES[mode]
+    peer = cdxj_indexer([one_line], args)
+    assert peer.error is None, peer.error
+    if "-p" in args:
+        peer = _post_append_oracle(peer, cdxj_indexer([one_line], [a for a in args if a != "-p"]))
+    expected = peer.output if not gz else _moved(peer.output, spans_one, spans, "--cdx11" in args)
+    assert expected.count(b"\n") >= 3
+    out = tmp_path / "warchive.out"
+    assert_same_output(type(peer)(expected, None, ""), _index(warchive_cli, [folded], args, out), out,
+                       f"folded [{mode}]", output_diff)
+
+
+def test_folded_values_are_where_cdxj_indexer_differs(tmp_path, cdxj_indexer):
+    """What docs/format.md ("Where we differ") says of folded values: warcio keeps the fold's TAB in
+    the value, so cdxj-indexer reads the record types as '\\tresponse', ..., indexes none of them by
+    default, and with --records all stops at the first WARC-Date ('\\t2024-...')."""
+    (folded, _), _ = _folded_files(tmp_path, False)
+    with open(folded, "rb") as fh:
+        types = [r.rec_type for r in ArchiveIterator(fh)]
+    assert types == ["\tresponse", "\trequest", "\tresponse", "\tmetadata", "\tresource"], types
+    assert cdxj_indexer([folded], []).output == b""
+    assert isinstance(cdxj_indexer([folded], ["--records", "all"]).error, ValueError)

@@ -63,11 +63,18 @@ KNOWN = {
 }
 
 
+def _value(value: Optional[str]) -> Optional[str]:
+    """A head value as warchive reads it: warcio keeps the leading white space of a value folded
+    from an empty first line onto a continuation line (docs/format.md, "Where we differ")."""
+    return value.lstrip() if isinstance(value, str) else value
+
+
 def _warcio_target(uri: Optional[str]) -> Optional[str]:
     """The target URI as warcio means to present it (its _ensure_target_uri_format: <...>
     removed, spaces as %20). warcio applies that with replace_header, which changes the last
     copy of a repeated WARC-Target-URI, while get_header reads the first: applied here to the
     first, the one both readers take (crasher reader-repeated-target-uri)."""
+    uri = _value(uri)
     if uri is not None and uri.startswith("<") and uri.endswith(">"):
         uri = uri[1:-1]
     return uri.replace(" ", "%20") if uri is not None else None
@@ -80,7 +87,7 @@ def warcio_listing(data: bytes) -> Optional[Listing]:
         with contextlib.redirect_stderr(io.StringIO()):
             it = WarcioIterator(io.BytesIO(data), arc2warc=True)
             for rec in it:
-                out.append((it.get_record_offset(), it.get_record_length(), rec.rec_type,
+                out.append((it.get_record_offset(), it.get_record_length(), _value(rec.rec_type),
                             _warcio_target(rec.rec_headers.get_header("WARC-Target-URI"))))
                 if len(out) > MAX_RECORDS:
                     return None

@@ -10,7 +10,9 @@ import sys
 import pytest
 
 import checkgen
+import warcgen
 from warchive.warc.check import check_file
+from warchive.warc.reader import ArchiveIterator
 from warchive.warc.verify import DEFECTS
 
 
@@ -55,6 +57,25 @@ def test_a_file_cut_short_is_one_problem_after_its_records(broken_archives, fid)
     res = check_file(str(bf.path))
     assert [(f.offset, f.message.split(":")[0]) for f in res.problems] == [(bf.bad_offset, "truncated")], res.problems
     assert res.records == len(bf.records) and not res.ok
+
+
+def test_folded_values_are_read_without_their_fold(tmp_path):
+    """Values folded onto a continuation line from an empty first line (``WARC-Date:`` CRLF TAB
+    ``2024-...``: WARC/0.17-1.0 writers) are the values after the fold: the records check clean,
+    and read as the same records with each value on one line."""
+    path = tmp_path / "folded.warc"
+    path.write_bytes(b"".join(warcgen.folded_records()))
+    res = check_file(str(path))
+    assert res.ok and res.records == 5 and not res.warnings, (res.problems, res.warnings)
+    one_line = tmp_path / "one-line.warc"
+    one_line.write_bytes(b"".join(warcgen.folded_records(warcgen.ONE_LINE)))
+
+    def fields(p):
+        with ArchiveIterator(str(p)) as it:
+            return [(r.type, r.date, r.record_id, r.target_uri, r.content_length, r.headers.get("Content-Type"),
+                     r.http.get("Content-Type") if r.http else None, r.headers.get("X-Note")) for r in it]
+    assert fields(path) == fields(one_line)
+    assert fields(path)[4][-1] == "first part\tsecond part"
 
 
 @pytest.mark.parametrize("name, field", [("check_empty_type.warc", "WARC-Type"),

@@ -4,8 +4,13 @@ A head is a status line, then ``Name: value`` lines (continuation lines start
 with a space or tab), ended by a line that is blank once trailing whitespace is
 stripped. Each line is decoded as UTF-8, or as Latin-1 when it is not valid
 UTF-8, and right-stripped; names lose trailing blanks, values leading
-whitespace; a line without ':' is dropped with its continuations. These rules
-are warcio's, so that our index keys and fields match the tools archivists use.
+whitespace; continuation lines are joined to the value as they are; a line
+without ':' is dropped with its continuations. These rules are warcio's, so
+that our index keys and fields match the tools archivists use, but for one: a
+value folded onto its continuation lines from an empty first line
+(``WARC-Type:`` CRLF TAB ``metadata``) loses its leading white space, as the
+WARC grammar (like HTTP/1.1's) says (white space around a value is not part
+of it), where warcio keeps the tab (docs/format.md, "Where we differ").
 
 This module only parses bytes already in memory; it never reads files.
 """
@@ -186,8 +191,8 @@ def parse_head_py(buf: bytes, pos: int, end: int, final: bool) -> Optional[Head]
         if not s:
             break
         if have and s[0] in " \t":
-            if value is not None:
-                value += s
+            if value is not None:   # (a value folded from an empty first line: no leading white space)
+                value = value + s if value else s.lstrip()
             continue
         if have and value is not None:
             fields.append((name, value))
