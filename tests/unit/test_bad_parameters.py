@@ -134,3 +134,8 @@ def test_the_cli_says_a_bad_parameter_in_one_line_and_exits_2(root):
         r = subprocess.run([sys.executable, "-m", "warchive", "cdx", str(root / "web"), "--url", "example.com/*",
                             *args, "--fl", "url", "--output", "text"], capture_output=True, text=True)
         assert r.returncode == 0 and len(r.stdout.splitlines()) == lines, (args[0], r.stderr[-300:])
+
+
+def test_a_number_with_thousands_of_leading_zeros_is_its_value(app):
+    status, body = call(app, "/web/cdx", "url=example.com/*&output=text&limit=" + "0" * 5000 + "7")
+    assert status == 200 and body.count(b"\n") == 7

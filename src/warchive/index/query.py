@@ -278,7 +278,7 @@ def _bounded_int(name: str, raw: str, lo: int = -LIMIT_MAX, hi: int = LIMIT_MAX)
     if m is not None and len(m.group(2)) > _MAX_DIGITS:
         return lo if m.group(1) == "-" else hi
     try:
-        n = int(raw)
+        n = int(m.group(1) + m.group(2)) if m is not None else int(raw)
     except ValueError:
         raise QueryError(f"{name} must be an integer, not {_shown(raw)}") from None
     return max(lo, min(hi, n))
