@@ -1,7 +1,8 @@
 """Archived heads that a server cannot send as they are, replayed by `warchive serve` over loopback
 with each of uvicorn's parsers (httptools and h11, whose status tables and framing checks are
 where these failed): statuses uvicorn does not know (LinkedIn's 999, 600), statuses that are no
-final status (0, 10**20, a word, 1xx), 204 and 304 archived with a body.
+final status (0, 10**20, a word, 1xx), 204 and 304 archived with a body, and a Content-Length
+that claims more than the record holds.
 
 Each answer is read with http.client on one keep-alive connection, and a second request follows
 on it: a body sent where the client expects none would be read as the next answer's head. The
@@ -11,6 +12,7 @@ server's log must hold no traceback. Records are written here by hand (tests/war
 from __future__ import annotations
 
 import http.client
+import socket
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
@@ -23,6 +25,8 @@ from warchive.collection import Collection
 PARSERS = ["httptools", "h11"]
 TS = "20240102030405"
 BODY = b"<p>hello</p>"
+BIG = bytes(range(256)) * (5 << 12)   # 5 MiB: more than the replayer reads ahead to learn a length
+CLAIMED = 10 ** 12
 
 
 def _response(name: str, statusline: bytes, head: List[bytes], body: bytes) -> warcgen.Rec:
@@ -47,6 +51,9 @@ def root(tmp_path_factory) -> Path:
         recs.append(_response("s" + code[:3].decode(), code, [b"Content-Type: text/html",
                                                               b"Content-Length: %d" % len(BODY)], BODY))
     recs += warcgen.get_pair("plain", "http://example.com/plain", "/plain", body=BODY)
+    for name, ctype, body in (("claims", b"text/plain", BODY), ("claims-html", b"text/html", BODY),
+                              ("claims-big", b"application/octet-stream", BIG)):
+        recs.append(_response(name, b"200 OK", [b"Content-Type: " + ctype, b"Content-Length: %d" % CLAIMED], body))
     warc = warcgen.write_warc(d / "in", "heads", recs) if (d / "in").mkdir() is None else None
     Collection.init(str(d / "colls" / "web")).add([str(warc.path)])
     return d / "colls"
@@ -94,3 +101,40 @@ def test_no_body_goes_with_a_204_or_304(server, code, method):
     r, body, then, after = _two(port, f"/web/{TS}id_/http://example.com/s{code}", method)
     assert (r.status, body, r.getheader("Content-Length")) == (int(code), b"", None)
     assert (then, after) == (200, BODY)
+
+
+@pytest.mark.parametrize("modifier", ["id_", "mp_"])
+@pytest.mark.parametrize("name", ["claims", "claims-html"])
+def test_a_content_length_claiming_more_than_the_record_holds_is_the_real_one(server, name, modifier):
+    port, _ = server
+    r, body, then, after = _two(port, f"/web/{TS}{modifier}/http://example.com/{name}")
+    assert r.status == 200 and BODY in body and r.getheader("Content-Length") == str(len(body))
+    assert (then, after) == (200, BODY)
+
+
+def test_a_range_of_such_a_payload_is_of_the_bytes_it_has(server):
+    port, _ = server
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+    c.request("GET", f"/web/{TS}id_/http://example.com/claims", headers={"Range": "bytes=2-99"})
+    r = c.getresponse()
+    assert (r.status, r.getheader("Content-Range"), r.read()) == (206, f"bytes 2-{len(BODY) - 1}/{len(BODY)}", BODY[2:])
+    c.close()
+
+
+def test_a_longer_payload_that_ends_early_closes_the_connection_without_a_traceback(server):
+    """Past what is read ahead the archived length is sent; the body ends short of it, and the
+    server closes the connection (the client sees it cut short), logging one line, no traceback
+    (the fixture checks the log)."""
+    port, log = server
+    with socket.create_connection(("127.0.0.1", port), 15) as s:
+        s.sendall(f"GET /web/{TS}id_/http://example.com/claims-big HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        got = b""
+        while True:   # until the server closes (a timeout fails the test)
+            piece = s.recv(1 << 20)
+            if not piece:
+                break
+            got += piece
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and f"content-length: {CLAIMED}".encode() in head.lower().split(b"\r\n")
+    assert body == BIG
+    assert any("Content-Length claims" in line for line in log)

@@ -21,6 +21,7 @@ runs it with uvicorn, and other servers can mount it under a path (``root_path``
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import mimetypes
@@ -145,12 +146,24 @@ class ReplayApp:
                 reply = self._preflight(headers)
             else:
                 reply = self.route(_raw_path(scope), query_string(scope), req)
+                if reply.prepare is not None:
+                    reply = await self._prepared(reply, req)
         except Exception:
             log.exception("answering %s %s", method, scope.get("path"))
             reply = self._error(req, 500, "Server error", "the server failed answering this request (see its log)")
         finally:
             self.bodies_held -= held
-        await self._send(reply, send, head_only=method == "HEAD")
+        await self._send(reply, send, head_only=method == "HEAD", path=scope.get("path", ""))
+
+    async def _prepared(self, reply: Reply, req: Request) -> Reply:
+        """The reply ``reply.prepare`` makes, made in a thread: it reads and decodes (up to a
+        range's start), which on the event loop would stop every other request meanwhile."""
+        assert reply.prepare is not None
+        try:
+            return await asyncio.to_thread(reply.prepare)
+        except ArchiveError as e:   # the record fails as it is read: as route answers that
+            log.error("%s", e)
+            return self._error(req, 500, "Archive error", str(e))
 
     async def _read_body(self, headers: Mapping[str, str], receive: Any) -> Tuple[bytes, int, Optional[Reply]]:
         """(body, bytes counted against MAX_BODIES_HELD, refusal) of a POST/PUT. A body is held whole
@@ -188,18 +201,34 @@ class ReplayApp:
                    ("Connection", "close")] + ([("Retry-After", "1")] if status == 503 else [])
         return Reply(status, headers, iter([text.encode("ascii")]))
 
-    async def _send(self, reply: Reply, send: Any, head_only: bool) -> None:
+    async def _send(self, reply: Reply, send: Any, head_only: bool, path: str = "") -> None:
         hdrs = [f for f in (_wire_field(k, v) for k, v in reply.headers) if f is not None]
         try:
             await send({"type": "http.response.start", "status": reply.status, "headers": hdrs})
             if head_only:
                 await send({"type": "http.response.body", "body": b""})
                 return
+            promised = _content_length(hdrs)
             pending: Optional[bytes] = None
-            for piece in reply.body:
-                if pending is not None:
+            sent = 0
+            try:
+                for piece in reply.body:
+                    if pending is not None:
+                        await send({"type": "http.response.body", "body": pending, "more_body": True})
+                    pending = piece
+                    sent += len(piece)
+            except (ArchiveError, OSError) as e:
+                broken: Optional[str] = str(e)
+            else:
+                broken = None if promised is None or sent >= promised else \
+                    f"the archived payload ends after {sent} of the {promised} bytes its Content-Length claims"
+            if broken is not None:
+                # the head is out: the server closes the connection (the app returns without
+                # ending the body), so the client sees a body cut short, not a whole one
+                log.warning("%s: %s; the connection is closed", path, broken)
+                if pending:
                     await send({"type": "http.response.body", "body": pending, "more_body": True})
-                pending = piece
+                return
             await send({"type": "http.response.body", "body": pending or b""})
         finally:
             reply.close()
@@ -502,6 +531,14 @@ def _wire_field(name: str, value: str) -> Optional[Tuple[bytes, bytes]]:
     if wire is None:
         return None
     return wire, value.encode("latin-1", "replace").translate(_CTL_TO_SPACE)
+
+
+def _content_length(fields: List[Tuple[bytes, bytes]]) -> Optional[int]:
+    """The Content-Length of a reply's fields as sent (the app's own: a number)."""
+    for k, v in fields:
+        if k.lower() == b"content-length" and v.isdigit() and len(v) <= 18:
+            return int(v)
+    return None
 
 
 def _html(status: int, body: bytes, extra: Optional[List[Tuple[str, str]]] = None) -> Reply:

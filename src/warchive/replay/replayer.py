@@ -17,7 +17,8 @@
 * its head is rewritten (warchive.replay.headers), its body by text type
   (warchive.replay.content), Memento headers added (warchive.replay.memento), a
   Content-Security-Policy that allows only the replay origin (plus ``data:``/``blob:``), and a
-  ``Range`` request is answered with 206 from the payload.
+  ``Range`` request is answered with 206 from the payload (warchive.replay.bodies, in bounded
+  memory, off the event loop: the reply's ``prepare``).
 
 The reply is framework-free (status, headers, an iterator of body pieces); warchive.replay.app
 sends it over ASGI. Nothing here fetches from the network or opens a file the index does not
@@ -26,8 +27,8 @@ name inside the collection's archive directories.
 
 from __future__ import annotations
 
+import functools
 import io
-import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, cast
 
@@ -39,6 +40,7 @@ from ..index.postbody import method_query
 from ..index.query import sort_closest
 from ..surt import surt
 from ..warc.content import decoded_stream, decodes
+from .bodies import CHUNK, Part, pieces, ranged, sized
 from .client import client_insert
 from .collections import Served
 from .config import ReplayConfig
@@ -50,7 +52,8 @@ from .memento import (MementoError, Timeline, frame_headers, memento_headers, pa
                       redirect_headers, warc_date_http_date)
 from .urls import ArchivalUrl, UrlRewriter, normalize_url
 
-CHUNK = 64 * 1024
+# An archived Content-Length of more digits than this is past any payload: no length at all.
+LENGTH_DIGITS = 18
 ORIG_STATUS_LINE = "X-Archive-Orig-Status-Line"   # an archived status line that is no status to send
 NO_BODY = (204, 304)   # statuses whose answer has no body, whatever the archive holds (RFC 9110 6.4.1)
 # A rewritten body up to this size is sent with a Content-Length (it is held whole); a bigger one
@@ -88,6 +91,9 @@ class Reply:
     body: Iterator[bytes] = field(default_factory=lambda: iter(()))
     close: Callable[[], None] = lambda: None
     frame: Optional[Dict[str, Any]] = None   # the top frame to render (pages.frame_page's arguments)
+    # reading to do before the reply can be sent (a range decoded and skipped to its start): the
+    # server calls it off its event loop and sends the reply it gives instead
+    prepare: Optional[Callable[[], "Reply"]] = None
 
 
 def replay_status(statusline: str) -> Optional[int]:
@@ -286,15 +292,18 @@ class Replayer:
         if status in NO_BODY:   # (a length or a body would be read as the start of the next answer)
             cap.close()
             return Reply(status, [(k, v) for k, v in head if k.lower() != "content-length"])
-        if rng:
-            return self._range(head, payload, rng, cap.close, None if rh.recompute_length else _declared_length(head))
         length = None if (rh.recompute_length or kind is not None) else _declared_length(head)
         head = [(k, v) for k, v in head if k.lower() != "content-length"]
-        if length is not None:
-            head.append(("Content-Length", str(length)))
-            return Reply(status, head, _exactly(payload, length), cap.close)
+        if rng:
+            head = [(k, v) for k, v in head if k.lower() != "content-range"]
+            return Reply(status, head, close=cap.close,
+                         prepare=functools.partial(_range, head, payload, rng, length, cap.close))
+        if length is not None:   # sent as stored: with the length it has, when the archive claims more
+            size, body = sized(payload, length)
+            head.append(("Content-Length", str(size)))
+            return Reply(status, head, body, cap.close)
         if kind is None:
-            out: Iterator[bytes] = _pieces(payload)
+            out: Iterator[bytes] = pieces(payload)
         else:
             insert = self.head_insert(served, page, full, cap_ts) if kind == "html" and not _is_script_fetch(req) else b""
             out = _rewritten(payload, body_rewriter(kind, rewriter, charset=charset_of(ctype), head_insert=insert,
@@ -330,37 +339,17 @@ class Replayer:
         """The script tag put after ``<head>`` of a replayed page (warchive.replay.client)."""
         return client_insert(served.name, page, full, ts, self.config)
 
-    def _range(self, head: List[Tuple[str, str]], payload: BinaryIO, rng: str,
-               close: Callable[[], None], total: Optional[int]) -> Reply:
-        m = re.fullmatch(r"\s*bytes\s*=\s*([0-9]*)\s*-\s*([0-9]*)\s*", rng)
-        head = [(k, v) for k, v in head if k.lower() not in ("content-length", "content-range")]
-        if total is None:
-            data = payload.read()
-            total = len(data)
-            payload = io.BytesIO(data)
-        if m is None or (not m.group(1) and not m.group(2)):
-            head.append(("Content-Length", str(total)))
-            return Reply(200, head, _exactly(payload, total), close)
-        if m.group(1):
-            start = _position(m.group(1))
-            end = min(_position(m.group(2)), total - 1) if m.group(2) else total - 1
-        else:
-            n = _position(m.group(2))
-            start, end = max(total - n, 0), total - 1
-        if start >= total or start > end:
-            close()
-            return Reply(416, head + [("Content-Range", f"bytes */{total}"), ("Content-Length", "0")])
-        _skip(payload, start)
-        head += [("Content-Range", f"bytes {start}-{end}/{total}"), ("Content-Length", str(end - start + 1)),
-                 ("Accept-Ranges", "bytes")]
-        return Reply(206, head, _exactly(payload, end - start + 1), close)
 
-
-def _position(digits: str) -> int:
-    """A byte position of a Range header; past any payload (2**62) when it has more digits than
-    that (int() refuses more than 4300 of them: a ValueError, a 500)."""
-    digits = digits.lstrip("0") or "0"
-    return int(digits) if len(digits) <= 18 else 1 << 62
+def _range(head: List[Tuple[str, str]], payload: BinaryIO, rng: str, declared: Optional[int],
+           close: Callable[[], None]) -> Reply:
+    """The reply to a Range request (warchive.replay.bodies.ranged: it reads, so it is a reply's
+    ``prepare``); the capture is closed when it fails."""
+    try:
+        part: Part = ranged(payload, rng, declared)
+    except BaseException:
+        close()
+        raise
+    return Reply(part.status, head + part.headers, part.body, close)
 
 
 def _key(url: str) -> Optional[str]:
@@ -396,43 +385,12 @@ def _peek(payload: BinaryIO) -> bytes:
 
 
 def _declared_length(head: List[Tuple[str, str]]) -> Optional[int]:
+    """The archived Content-Length: ASCII digits, fewer than would pass any payload."""
     for k, v in head:
-        if k.lower() == "content-length" and v.strip().isdigit():
-            return int(v.strip())
+        v = v.strip().lstrip("0") or v.strip()[:1]
+        if k.lower() == "content-length" and v.isascii() and v.isdigit() and len(v) <= LENGTH_DIGITS:
+            return int(v)
     return None
-
-
-def _pieces(payload: BinaryIO) -> Iterator[bytes]:
-    while True:
-        b = payload.read(CHUNK)
-        if not b:
-            return
-        yield b
-
-
-def _exactly(payload: BinaryIO, n: int) -> Iterator[bytes]:
-    """n bytes of the payload (a payload shorter than its Content-Length ends the body early:
-    the server then closes the connection, as the length promised more)."""
-    while n > 0:
-        b = payload.read(min(CHUNK, n))
-        if not b:
-            return
-        n -= len(b)
-        yield b
-
-
-def _skip(payload: BinaryIO, n: int) -> None:
-    try:
-        if payload.seekable():
-            payload.seek(n, io.SEEK_CUR)
-            return
-    except (OSError, ValueError):
-        pass
-    while n > 0:
-        b = payload.read(min(CHUNK, n))
-        if not b:
-            return
-        n -= len(b)
 
 
 def _rewritten(payload: BinaryIO, rw: BodyRewriter) -> Iterator[bytes]:
