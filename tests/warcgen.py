@@ -1093,6 +1093,9 @@ DEFECT_CLASSES = {
     "split": ("gz", "the record's head in one member, its block and separator in the next (read across them)"),
     "arc_version_block": ("plain gz", "the filedesc:// length one byte short of its version block "
                                       "(IA's ARC writers); ARC, the first record only"),
+    "filedesc_fields": ("plain gz", "the filedesc:// line written `filedesc:// - - - LENGTH`: no file name, "
+                                    "address, date or type (warcio reads it as the version block all the same); "
+                                    "ARC, the first record only"),
     "cut": ("plain gz", "the file ends inside the record's content, the record the last (plain: K of its "
                         "content bytes left; gzip: its member without its last K bytes, of which its head and "
                         "some of its content inflate; warcio reads it up to the end of the file)"),
@@ -1133,6 +1136,8 @@ def defect_applies(pieces: list, gz: bool, kind: str, i: int, k: int = 1) -> boo
                 and _five_fields(_line_at(p.block, 0)) is None)
     if kind == "arc_version_block":
         return p.arc and p.head.startswith(b"filedesc://") and i == 0
+    if kind == "filedesc_fields":
+        return p.filedesc and i == 0
     if kind == "cut":
         if p.filedesc:
             return False
@@ -1301,6 +1306,9 @@ def inject_defect(pieces: list, gz: bool, kind: str, i: int, k: int = 1, garbage
         elif kind == "arc_version_block":
             q = written = p.with_length(str(p.version_block - 1).encode())
             rec(q, wrap(q.plain()), "arc-version-block")
+        elif kind == "filedesc_fields":
+            q = Piece(b"filedesc:// - - - " + p.declared + b"\n", p.block, p.sep, p.rtype, p.uri, True)
+            rec(q, wrap(q.plain()), "filedesc-fields")
         elif kind == "cut":   # its length runs to the end of the file
             cut = gzip_member(p.plain())[:-k] if gz else p.head + p.block[:k]
             chunks.append((cut, (p.rtype, p.uri, len(cut)), "truncated"))
@@ -1449,6 +1457,8 @@ DEFECTIVE_ARCS = [
     ("arc_garbage", "p", "garbage", 1, 0, "a line that is no record between two ARC records"),
     ("arc_text_line", "p", "garbage", 1, 5, "a line of five words, the last a length, and its bytes between two "
                                             "ARC records (warcio reads a text record out of it)"),
+    ("arc_filedesc_dashes", "pg", "filedesc_fields", 0, 1, "an ARC file whose filedesc:// line is `filedesc:// - - - "
+                                                           "68`: no name, address, date or type"),
     ("arc_truncated", "pg", "cut", 2, 20, "the file ends inside the 404 record's content (plain: 20 bytes of it "
                                           "left; gzip: its member 20 bytes short)"),
 ]

@@ -5,7 +5,10 @@ An ARC record begins with one line ``URL IP-ADDRESS ARCHIVE-DATE CONTENT-TYPE LE
 line. The first record of a file, ``filedesc://NAME ...``, is followed by two more lines,
 the version block (``1 0 ORIGIN`` and the field names), which warcio counts into the
 head and subtracts from LENGTH: IA's ARC writers declare a LENGTH one byte shorter than
-that block, which warcio reads as a record without content (so do we, and say so).
+that block, which warcio reads as a record without content (so do we, and say so). A
+``filedesc://`` line is that record whatever its fields hold (``filedesc:// - - - 76``, as
+some writers left them), as warcio reads it; ``filedesc_problem`` says what is wrong
+with them.
 
 A line of text where warcio parses the next record that splits into five fields is such a
 head to warcio too: a *text record*, whose one defect ``text_note`` says.
@@ -15,6 +18,7 @@ This module parses bytes already in memory; it never reads files.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import List, Optional, Tuple
 
 from ..timestamps import timestamp_to_iso_date
@@ -32,14 +36,17 @@ class ArcHead:
     field as written) and ``length`` (the content bytes as warcio reads them: LENGTH less the
     version block, 0 when that is negative or LENGTH is no number), with ``note`` saying why
     when ``length`` is not what was written: (kind, problem, action) or None; ``fields``: the
-    five fields of the first line as written."""
+    five fields of the first line as written; ``bad_fields``: what is wrong with a filedesc
+    record's name, address and date (``filedesc_problem``), or None."""
 
-    __slots__ = ("type", "headers", "end", "declared", "length", "note", "fields")
+    __slots__ = ("type", "headers", "end", "declared", "length", "note", "fields", "bad_fields")
 
     def __init__(self, rtype: str, headers: Headers, end: int, declared: str, length: int,
-                 note: Optional[Tuple[str, str, str]], fields: Tuple[str, ...] = ()) -> None:
+                 note: Optional[Tuple[str, str, str]], fields: Tuple[str, ...] = (),
+                 bad_fields: Optional[str] = None) -> None:
         self.type = rtype
         self.fields = fields
+        self.bad_fields = bad_fields
         self.headers = headers
         self.end = end
         self.declared = declared
@@ -77,7 +84,23 @@ def parse_arc(buf: bytes) -> Optional[ArcHead]:
     fields += [("WARC-IP-Address", ip), ("WARC-Date", timestamp_to_iso_date(date)),
                ("Content-Type", mime), ("Content-Length", declared)]
     length, note = _length(declared, total, rtype == "warcinfo")
-    return ArcHead(rtype, Headers("WARC/1.0", "", fields, total), end, declared, length, note, written)
+    bad = filedesc_problem(uri, ip, date) if rtype == "warcinfo" else None
+    return ArcHead(rtype, Headers("WARC/1.0", "", fields, total), end, declared, length, note, written, bad)
+
+
+def filedesc_problem(uri: str, ip: str, date: str) -> Optional[str]:
+    """What is wrong with a filedesc:// line's name, IP address and date (a date of at least 8
+    digits, as on any ARC line), or None when nothing is."""
+    bad = []
+    if not uri[len(FILEDESC):]:
+        bad.append("no file name")
+    try:
+        ipaddress.ip_address(ip)
+    except ValueError:
+        bad.append(f"no IP address ({ip!r})")
+    if not (date.isascii() and date.isdigit() and len(date) >= 8):
+        bad.append(f"no date ({date!r})")
+    return "the filedesc:// line has " + ", ".join(bad) if bad else None
 
 
 def _length(declared: str, total: int, filedesc: bool) -> Tuple[int, Optional[Tuple[str, str, str]]]:

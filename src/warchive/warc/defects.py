@@ -32,11 +32,12 @@ EMPTY_MEMBER = "empty-member"          # a gzip member that holds no record
 PLAIN_RECORD = "plain-record"          # a record not gzip-compressed in a gzip file
 SPLIT_RECORD = "split-record"          # a record whose content runs on into the next gzip member(s)
 ARC_VERSION_BLOCK = "arc-version-block"   # an ARC filedesc:// header whose length is shorter than its version block
+FILEDESC_FIELDS = "filedesc-fields"    # an ARC filedesc:// line whose name, address or date are none ("-")
 SHARED_MEMBER = "shared-member"        # (the indexer) records sharing a gzip member have no offsets of their own
 TRUNCATED = "truncated"                # the file ends inside a record (or inside its gzip member)
 
 KINDS = (CONTENT_LENGTH, SEPARATOR, BLANK_LINES, GARBAGE, TEXT_RECORD, EMPTY_MEMBER, PLAIN_RECORD, SPLIT_RECORD,
-         ARC_VERSION_BLOCK, SHARED_MEMBER, TRUNCATED)
+         ARC_VERSION_BLOCK, FILEDESC_FIELDS, SHARED_MEMBER, TRUNCATED)
 
 
 class Defect:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Optional
 
+from .arc import FILEDESC
 from .headers import decode_line, warc_protocol
 
 WARC_SEPARATOR = b"\r\n\r\n"   # what follows a WARC record
@@ -39,10 +40,14 @@ _WS = b" \t\r\n\x0b\x0c"
 
 def arc_line(text: str, digits_length: bool = False) -> bool:
     """Is this (decoded, stripped) line the first line of an ARC record: five fields, a URL
-    with a scheme, a date of at least 8 digits (and, with digits_length, a length of digits)?"""
+    with a scheme, a date of at least 8 digits (and, with digits_length, a length of digits)?
+    A ``filedesc://`` line of five fields is one whatever its fields hold (an ARC file's
+    version block; fields that are not what they should be are the reader's defect)."""
     parts = text.rsplit(" ", 4)
     if len(parts) != 5 or not _SCHEME.match(parts[0]):
         return False
+    if parts[0].startswith(FILEDESC):
+        return True
     date, length = parts[2], parts[4]
     if not (date.isascii() and date.isdigit() and len(date) >= 8):
         return False
