@@ -1,7 +1,8 @@
 """Parameters a client of `warchive serve` (or of `warchive cdx`) gets wrong on purpose: numbers
 with thousands of digits (Python's int() refuses more than 4300: a ValueError), digits int()
 does not read ('²'), and URLs that have no key (``http://[``). Each is answered, a bad one with
-400 and a short message, never a 500; the CLI says it in one line and exits 2.
+400 and a short message, never a 500; the CLI says it in one line and exits 2. So are the
+numbers a hostile archive holds where replay reads numbers: a status line, a segment number.
 
 Two collections of the same captures: ``web`` with its segment, ``zn`` with a ZipNum cluster
 only, so that the parameters only a cluster reads (page, pageSize, showNumPages,
@@ -48,6 +49,15 @@ def root(tmp_path_factory) -> Path:
                            capture_output=True).stdout.splitlines()
     (d / "colls" / "zn" / "indexes").mkdir(parents=True)
     write_zipnum(lines, d / "colls" / "zn" / "indexes" / "zn", lines_per_block=2)
+    odd = [warcgen.r_rec("response", name, f"http://odd.example.org/{name}", "application/http; msgtype=response",
+                         b"HTTP/1.1 " + line + b"\r\nContent-Type: text/plain\r\n\r\nodd")
+           for name, line in (("sup", "²²² Odd".encode()), ("big", BIG.encode() + b" Big"))]
+    odd.append(warcgen.r_rec("response", "seg", "http://odd.example.org/seg", "application/http; msgtype=response",
+                             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nfirst",
+                             extra=(("WARC-Segment-Number", "1"),)))
+    odd.append(warcgen.r_rec("continuation", "seg2", "http://odd.example.org/seg", None, b"second",
+                             extra=(("WARC-Segment-Origin-ID", warcgen.rid("seg")), ("WARC-Segment-Number", "²"))))
+    Collection.init(str(d / "colls" / "odd")).add([str(warcgen.write_warc(d, "odd", odd).path)])
     return d / "colls"
 
 
@@ -56,9 +66,10 @@ def app(root) -> Any:
     return create_app(str(root), framed_replay=False)
 
 
-def call(app: Any, path: str, query: str = "", headers: Tuple[Tuple[bytes, bytes], ...] = ()) -> Tuple[int, bytes]:
-    """One GET through the ASGI app: (status, body)."""
-    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode("utf-8"),
+def call(app: Any, path: str, query: str = "", headers: Tuple[Tuple[bytes, bytes], ...] = (),
+         method: str = "GET") -> Tuple[int, bytes]:
+    """One request through the ASGI app: (status, body)."""
+    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode("utf-8"),
              "query_string": query.encode("latin-1"), "root_path": "", "scheme": "http",
              "server": ("127.0.0.1", 8080), "headers": [(b"host", b"127.0.0.1:8080"), *headers]}
     out: Dict[str, Any] = {"body": []}
@@ -139,3 +150,21 @@ def test_the_cli_says_a_bad_parameter_in_one_line_and_exits_2(root):
 def test_a_number_with_thousands_of_leading_zeros_is_its_value(app):
     status, body = call(app, "/web/cdx", "url=example.com/*&output=text&limit=" + "0" * 5000 + "7")
     assert status == 200 and body.count(b"\n") == 7
+
+
+def test_a_request_content_length_of_other_digits_is_answered(app):
+    status, _ = call(app, f"/web/{TS}/http://example.com/p1", headers=((b"content-length", "²".encode("latin-1")),),
+                     method="POST")
+    assert status < 500
+
+
+def test_numbers_an_archive_holds_are_read_as_text_when_they_are_no_numbers(app, root):
+    from warchive.replay.load import CaptureLoader
+
+    for name, line in (("sup", "²²² Odd"), ("big", BIG + " Big")):
+        status, body = call(app, f"/odd/{TS}id_/http://odd.example.org/{name}")
+        assert (status, body) == (200, b"odd")   # (replayed as 200, the line kept in a header)
+        with CaptureLoader(str(root / "odd")) as loader, loader.load_closest(f"http://odd.example.org/{name}", TS) as cap:
+            assert cap.status is None and cap.status_line == line
+    status, body = call(app, f"/odd/{TS}id_/http://odd.example.org/seg")   # its segment 2 is none
+    assert status == 404

@@ -171,7 +171,7 @@ class ReplayApp:
         hold at once (503); either refusal closes the connection, so the server does not read
         and discard the rest of a body it refused."""
         declared = headers.get("content-length", "")
-        if declared.isdigit() and (len(declared) > 12 or int(declared) > MAX_REQUEST_BODY):
+        if declared.isascii() and declared.isdigit() and (len(declared) > 12 or int(declared) > MAX_REQUEST_BODY):
             return b"", 0, self._body_refused(413)
         parts: List[bytes] = []
         size = 0

@@ -105,7 +105,8 @@ class LoadedCapture:
     @property
     def status(self) -> Optional[int]:
         code = self.headers.status
-        return int(code) if code.isdigit() and int(code) > 0 else None
+        # (ASCII digits, not too many for int(): an archived status line is any text)
+        return int(code) if code.isascii() and code.isdigit() and len(code) <= 18 and int(code) > 0 else None
 
     def read(self) -> bytes:
         """The whole payload (what is left of it)."""

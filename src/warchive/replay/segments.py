@@ -80,7 +80,7 @@ def _scanned(first: OpenRecord, origin: str) -> Dict[int, _Found]:
                     break
                 if r.type == "continuation" and unbracket(r.headers.get("WARC-Segment-Origin-ID")) == origin:
                     num = (r.headers.get("WARC-Segment-Number") or "").strip()
-                    if num.isdigit():
+                    if num.isascii() and num.isdigit() and len(num) <= 18:   # (int() reads these)
                         last = r.headers.get("WARC-Segment-Total-Length") is not None
                         found.setdefault(int(num), _Found(fname, r.offset, last))
                         if last:
