@@ -168,3 +168,19 @@ def test_numbers_an_archive_holds_are_read_as_text_when_they_are_no_numbers(app,
             assert cap.status is None and cap.status_line == line
     status, body = call(app, f"/odd/{TS}id_/http://odd.example.org/seg")   # its segment 2 is none
     assert status == 404
+
+
+@pytest.mark.parametrize("argv", [
+    ["store", "init", "{tmp}/st", "--volumes", "{tmp}/v1", "{tmp}/v2", "-k", "1", "-m", "1", "--fragment-size", BIG],
+    ["crawl", "--port-map", "80=x", "http://127.0.0.1:9/", "-o", "{tmp}/c"],
+    ["crawl", "--port-map", "80=" + BIG, "http://127.0.0.1:9/", "-o", "{tmp}/c"],
+    ["index", "--scheduler", "local:1", "--target-size", "1e999", "{tmp}/x.warc.gz", "-o", "{tmp}/x.cdxj"],
+], ids=["store-fragment-size", "crawl-port-map-word", "crawl-port-map-digits", "index-target-size-inf"])
+def test_other_commands_refuse_numbers_they_cannot_read_as_usage_errors(tmp_path, argv):
+    if argv[0] == "index":
+        pytest.importorskip("distributed")
+        warcgen.write_warc(tmp_path, "x", warcgen.get_pair("p", "http://example.com/", "/"))
+    r = subprocess.run([sys.executable, "-m", "warchive", *[a.replace("{tmp}", str(tmp_path)) for a in argv]],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+    assert not (tmp_path / "c").exists() and not (tmp_path / "st").exists()

@@ -123,6 +123,16 @@ def _pairs(values: List[str], option: str) -> Dict[str, str]:
     return out
 
 
+def _ports(pairs: Dict[str, str], option: str) -> Dict[str, int]:
+    """--port-map's pairs, each connecting to a port number (1-65535)."""
+    out = {}
+    for k, v in pairs.items():
+        if not (v.isascii() and v.isdigit() and len(v) <= 5 and 0 < int(v) <= 65535):
+            raise UsageError(f"{option} {k}={v[:20]!r}: the second port must be a number from 1 to 65535")
+        out[k] = int(v)
+    return out
+
+
 def _settings(args: Namespace, given_only: bool = False) -> Dict[str, Any]:
     """The CrawlConfig settings of a command line (``given_only``: those on it)."""
     values: Dict[str, Any] = {}
@@ -132,7 +142,7 @@ def _settings(args: Namespace, given_only: bool = False) -> Dict[str, Any]:
         v = getattr(args, f.name)
         if isinstance(_default(f), dict):
             pairs = _pairs(v, _option_names(f)[-1])
-            v = {k: int(x) for k, x in pairs.items()} if f.name == "port_map" else pairs
+            v = _ports(pairs, _option_names(f)[-1]) if f.name == "port_map" else pairs
         elif f.name == "allow_addresses":
             try:
                 networks(v)

@@ -42,7 +42,7 @@ def _size(text: str) -> int:
     mult = units.get(t[-1:], 1)
     try:
         return int(float(t[:-1] if t[-1:] in units else t) * mult)
-    except ValueError:
+    except (ValueError, OverflowError):   # (OverflowError: inf, or digits past a float)
         raise UsageError(f"--target-size {text}: a size such as 256M or 1G") from None
 
 

@@ -41,8 +41,8 @@ def _duration(text: str) -> float:
 
 def _size(text: str) -> int:
     m = _SIZE.match(text.strip())
-    if not m:
-        raise UsageError(f"--fragment-size {text!r}: a number of bytes (suffix K, M or G for KiB, MiB, GiB)")
+    if not m or len(m.group(1).lstrip("0")) > 18:   # (int() refuses over 4300 digits; no size has 19)
+        raise UsageError(f"--fragment-size {text[:40]!r}: a number of bytes (suffix K, M or G for KiB, MiB, GiB)")
     return int(m.group(1)) * _UNITS[(m.group(2) or "")[:1].lower()]
 
 
