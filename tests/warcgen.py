@@ -693,6 +693,37 @@ def write_arc(directory, gz: bool = True) -> Fixture:
     return Fixture(path, arc_records.__doc__.strip(), [(t, u) for _, t, u in recs], offs)
 
 
+SPACE_URLS = [   # (as written on the ARC line, as warcio presents it)
+    (b"http://arc.example.com/index.cfm?FuseAction=Email&EmailTitle=Examples From The Live Web&IsPopUp=False",
+     "http://arc.example.com/index.cfm?FuseAction=Email&EmailTitle=Examples%20From%20The%20Live%20Web&IsPopUp=False"),
+    (b"http://arc.example.com/a b/c  d.html", "http://arc.example.com/a%20b/c%20%20d.html"),
+    (b"http://arc.example.com/q?x=1 2 3 4 5", "http://arc.example.com/q?x=1%202%203%204%205"),
+    (b"http://arc.example.com/plain", "http://arc.example.com/plain"),
+]
+
+
+def arc_space_records(name: str) -> list:
+    """(bytes, rtype, uri) of an ARC v1 file whose URLs hold spaces, as IA's crawlers wrote the
+    URLs of forms (``... Examples From The Live Web&IsPopUp=False 93.184.216.119 ...``): the
+    fields are the last four of the line, split from the right, the URL the rest; one URL holds
+    five words, as many as a line has fields; one holds none."""
+    page = http_bytes(b"HTTP/1.1 200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(HTML)))], HTML)
+    out = [(arc_record(b"filedesc://" + name.encode(), b"0.0.0.0", b"text/plain", ARC_VERSION_BLOCK), "warcinfo", None)]
+    for k, (written, read) in enumerate(SPACE_URLS):
+        out.append((arc_record(written, b"93.184.216.119", b"text/html", page, (b"2014021605022%d" % k)),
+                    "response", read))
+    return out
+
+
+def write_arc_spaces(directory, gz: bool = True) -> Fixture:
+    """ARC v1 file of URLs with spaces (``arc_space_records``), plain or a gzip member per record."""
+    name = "arc_spaces.arc" + (".gz" if gz else "")
+    recs = arc_space_records(name)
+    path = Path(directory) / name
+    offs = _write(path, [gzip_member(b) if gz else b for b, _, _ in recs])
+    return Fixture(path, arc_space_records.__doc__.strip(), [(t, u) for _, t, u in recs], offs)
+
+
 # --------------------------------------------------------------------------- gzip members, Wget `sl`
 
 def split_members(data: bytes) -> list:
@@ -1411,9 +1442,9 @@ def _warc_defect(name: str, gz: bool, kind: str, i: int, k: int, what: str):
     return writer
 
 
-def _arc_defect(name: str, gz: bool, kind: str, i: int, k: int, what: str):
+def _arc_defect(name: str, gz: bool, kind: str, i: int, k: int, what: str, records=arc_records):
     def writer(directory) -> BrokenFile:
-        return _defective(directory, name, what, arc_pieces(arc_records(name + ".arc")), gz, kind, i, k,
+        return _defective(directory, name, what, arc_pieces(records(name + ".arc")), gz, kind, i, k,
                           ".arc.gz" if gz else ".arc")
     writer.__name__ = "write_" + name + ("_arc_gz" if gz else "_arc")
     writer.__doc__ = what
@@ -1464,6 +1495,58 @@ DEFECTIVE_ARCS = [
 ]
 
 
+# the same, of arc_space_records (URLs with spaces)
+DEFECTIVE_SPACE_ARCS = [
+    ("arc_spaces_version_block", "pg", "arc_version_block", 0, 1,
+     "URLs with spaces after a filedesc:// length one byte short of its version block (IA's ARC writers)"),
+    ("arc_spaces_no_separator", "pg", "sep_missing", 2, 1, "the record of a URL with two spaces in a row not "
+                                                          "followed by LF: the next line, a URL of five words, "
+                                                          "right after it"),
+    ("arc_spaces_truncated", "pg", "cut", 1, 40, "the file ends inside the content of the record whose URL holds "
+                                                  "the words of a form (plain: 40 bytes of it left; gzip: its "
+                                                  "member 40 bytes short)"),
+]
+
+
+def _no_lf(directory, gz: bool) -> BrokenFile:
+    """ARC records of URLs with spaces (arc_space_records) with no LF after any record: each
+    record's line right after the content of the one before (warcio takes that line for the
+    record's separator and gives up; a lenient reader reads on at it)."""
+    recs = arc_space_records("arc_spaces_no_lf.arc")
+    chunks = [b[:-1] for b, _, _ in recs]
+    path = Path(directory) / ("arc_spaces_no_lf.arc" + (".gz" if gz else ""))
+    offs = _write(path, [gzip_member(c) if gz else c for c in chunks])
+    pieces = arc_pieces(recs)
+    records = [(o, (e - o) if gz else p.record_length(), t, u)
+               for o, e, p, (_, t, u) in zip(offs, offs[1:], pieces, recs)]
+    return BrokenFile(path, _no_lf.__doc__, 0, "recover", [], offs, records=records,
+                      defects=[(o, "separator") for o in offs[:-1]], injected="sep_missing")
+
+
+def write_arc_spaces_no_lf(directory) -> BrokenFile:
+    return _no_lf(directory, False)
+
+
+def write_arc_spaces_no_lf_gz(directory) -> BrokenFile:
+    return _no_lf(directory, True)
+
+
+def write_ia_space_url_cut(directory) -> BrokenFile:
+    """An ARC file as the Internet Archive's writer left one: a filedesc:// length one byte short
+    of its version block, then one record whose URL holds the words of a form, and the file ends
+    12 bytes short of that record's content (warcio reads it up to the end of the file)."""
+    recs = arc_space_records("ia_space_url_cut.arc")
+    pieces = arc_pieces(recs[:2])
+    fd = pieces[0].with_length(str(pieces[0].version_block - 1).encode())
+    cut = pieces[1].head + pieces[1].block[:-12]
+    chunks = [fd.plain(), cut]
+    path = Path(directory) / "ia_space_url_cut.arc"
+    offs = _write(path, chunks)
+    records = [(0, fd.record_length(), "warcinfo", None), (offs[1], len(cut), "response", recs[1][2])]
+    return BrokenFile(path, write_ia_space_url_cut.__doc__, 0, "recover", [], offs, records=records,
+                      defects=[(0, "arc-version-block"), (offs[1], "truncated")], injected="cut")
+
+
 def write_arc_bad_lengths(directory) -> BrokenFile:
     """ARC whose records have no content and lengths that are no lengths: -1 (the filedesc:// record
     too) and 'abc', dates of 18 digits (as pywb's test files have them). warcio reads all three
@@ -1512,15 +1595,20 @@ def _defective_writers() -> list:
         out += [_warc_defect(name, f == "g", kind, i, k, what) for f in files]
     for name, files, kind, i, k, what in DEFECTIVE_ARCS:
         out += [_arc_defect(name, f == "g", kind, i, k, what) for f in files]
-    return out + [write_arc_bad_lengths, write_lf_only, write_lf_only_gz]
+    for name, files, kind, i, k, what in DEFECTIVE_SPACE_ARCS:
+        out += [_arc_defect(name, f == "g", kind, i, k, what, arc_space_records) for f in files]
+    return out + [write_arc_bad_lengths, write_lf_only, write_lf_only_gz, write_arc_spaces_no_lf,
+                  write_arc_spaces_no_lf_gz, write_ia_space_url_cut]
 
 
 def _defective_names() -> list:
     out = []
-    for table, exts in ((DEFECTIVE_WARCS, (".warc", ".warc.gz")), (DEFECTIVE_ARCS, (".arc", ".arc.gz"))):
+    for table, exts in ((DEFECTIVE_WARCS, (".warc", ".warc.gz")), (DEFECTIVE_ARCS, (".arc", ".arc.gz")),
+                        (DEFECTIVE_SPACE_ARCS, (".arc", ".arc.gz"))):
         for name, files, *_ in table:
             out += [name + (exts[1] if f == "g" else exts[0]) for f in files]
-    return out + ["arc_bad_lengths.arc", "lf_only.warc", "lf_only.warc.gz"]
+    return out + ["arc_bad_lengths.arc", "lf_only.warc", "lf_only.warc.gz", "arc_spaces_no_lf.arc",
+                  "arc_spaces_no_lf.arc.gz", "ia_space_url_cut.arc"]
 
 
 # --------------------------------------------------------------------------- catalogue
@@ -1542,7 +1630,8 @@ def valid_names() -> list:
     for w in VALID_SET_WRITERS:
         base = w.__name__[len("write_"):]
         names += [base + ".warc.gz", base + ".warc"]
-    return names + ["example.arc.gz", "example.arc", "kitchen_sink_sl.warc.gz", "kitchen_sink_sl_stale.warc.gz"]
+    return names + ["example.arc.gz", "example.arc", "arc_spaces.arc.gz", "arc_spaces.arc", "kitchen_sink_sl.warc.gz",
+                    "kitchen_sink_sl_stale.warc.gz"]
 
 
 def broken_names() -> list:
@@ -1611,8 +1700,9 @@ def generate_valid(directory) -> dict:
             fx = w(d, gz)
             out[fx.path.name] = fx
     for gz in (True, False):
-        fx = write_arc(d, gz)
-        out[fx.path.name] = fx
+        for w in (write_arc, write_arc_spaces):
+            fx = w(d, gz)
+            out[fx.path.name] = fx
     for w in (write_skip_length, write_stale_skip_length):
         fx = w(d)
         out[fx.path.name] = fx

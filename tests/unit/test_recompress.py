@@ -51,7 +51,8 @@ def test_every_error_names_the_input(broken_archives, valid_archives, tmp_path):
     outdir = tmp_path / "out"
     outdir.mkdir()
     refused = 0
-    for fid, path in _damaged(broken_archives, valid_archives, tmp_path).items():
+    damaged = _damaged(broken_archives, valid_archives, tmp_path)
+    for fid, path in damaged.items():
         out = outdir / "out.warc.gz"
         r = run(path, out)
         if fid in ("single_member.warc.gz", "two_records_one_member.warc.gz"):
@@ -65,7 +66,7 @@ def test_every_error_names_the_input(broken_archives, valid_archives, tmp_path):
         assert ".recompress-" not in r.stderr and "--skip-errors" not in r.stderr, r.stderr
         assert "warchive check says what is damaged" in r.stderr
         assert os.listdir(outdir) == [], fid        # nothing published, no temporary file left
-    assert refused == 11
+    assert refused == len(damaged) - 2 >= 11
 
 
 def test_an_error_in_the_inflated_whole_says_where(broken_archives, tmp_path):
