@@ -47,7 +47,7 @@ COMMANDS: Tuple[Command, ...] = (
     Command("compact", "collection", "merge a collection's index segments into one"),
     Command("cdx", "access", "answer a CDX API query over index files and collections"),
     Command("lookup", "access", "the captures of one URL (exact match)"),
-    Command("load", "access", "print the capture closest to a time (or named by --cdx), revisits resolved"),
+    Command("load", "load", "print the capture closest to a time (or named by --cdx), revisits resolved"),
     Command("serve", "serve", "replay the collections under a root directory (or of a config) over HTTP, with the CDX API"),
     Command("extract", "extract", "print one record (its heads, its payload) as warcio extract does"),
     Command("check", "warcs", "verify every record's digests and structure (exit 1 on a problem)"),
