@@ -123,6 +123,14 @@ def test_a_search_for_a_url_without_a_key_is_a_bad_request(app, url, match):
         assert status == 400
 
 
+@pytest.mark.parametrize("url", URLS)
+@pytest.mark.parametrize("form", ["link", "json", "cdxj"])
+def test_a_timemap_of_a_url_without_a_key_is_a_bad_request(app, url, form):
+    """A bad request (400: no key can be made of the URL), not a server error."""
+    status, body = call(app, f"/web/timemap/{form}/{url}")
+    assert status == 400, body[:200]
+
+
 @pytest.mark.parametrize("rng", [f"bytes={BIG}-", f"bytes=0-{BIG}", f"bytes=-{BIG}", f"bytes={BIG}-{BIG}",
                                  "bytes=0000000000000000000000000000001-2"])
 def test_a_range_of_thousands_of_digits_is_answered(app, rng):

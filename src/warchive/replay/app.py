@@ -495,6 +495,8 @@ class ReplayApp:
             params["to"] = hi
         try:
             caps = self._query(served, page.url, **params)
+        except (QueryError, UrlError) as e:   # a URL with no key (a port past 65535, `http://[`): as the CDX API
+            return _json(400, str(e))
         except ArchiveError as e:
             return _json(500, f"collection {served.name!r}: {e}")
         if form == "link":
