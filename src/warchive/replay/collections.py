@@ -3,8 +3,10 @@ ones a configuration names, each opened once (its query engine and its capture l
 reopened when its index files change.
 
 A file ROOT/NAME.wacz is the read-only collection NAME (a directory NAME
-wins): its indexes and records are read by byte range inside the zip
-(warchive.wacz.reader), nothing is extracted.
+wins): its records are read by byte range inside the zip (warchive.wacz.reader),
+nothing is extracted; its index entries, once checked against their hashes and
+the limits across a WACZ's index, are sorted into a temporary segment
+(``_open_wacz``). A WACZ that fails is unavailable, as below.
 
 A collection whose index cannot be opened is ``CollectionUnavailable``, told once per change
 of its index files and remembered, so the server can answer 503 for it and serve the others.
@@ -27,8 +29,9 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ..errors import ArchiveError
 from ..index.query import Engine, Index, NamedSource, named_sources
-from ..wacz.keys import RekeyedIndex
-from ..wacz.reader import IndexSource, WaczFile
+from ..wacz.indexsegment import spooled
+from ..wacz.keys import Rekeyed
+from ..wacz.reader import INDEXES, WaczFile
 from .config import CollectionConfig, ReplayConfig
 from .load import CaptureLoader
 
@@ -225,29 +228,32 @@ def _wacz_where(coll: str, path: str) -> Optional[Tuple[CollectionConfig, _Stamp
 
 
 def _open_wacz(where: CollectionConfig) -> Served:
-    """A WACZ as a collection: its indexes read by range, its records at their offsets in the zip."""
+    """A WACZ as a collection, its records read at their offsets in the zip. Its index entries
+    are checked first, a piece at a time: against their hashes in datapackage.json (itself
+    checked against datapackage-digest.json when it opened) and the limits across a WACZ's
+    index (warchive.wacz.indexlines). Then each index is streamed, its lines given warchive's
+    keys (warchive.wacz.keys), into a segment in a temporary directory (warchive.wacz.indexsegment):
+    what the server holds for it does not grow with the number of its lines."""
     wz = WaczFile(where.index_paths[0])
+    sources: List[NamedSource] = []
     try:
-        # "plain": the CDX API's page queries (showNumPages) are pywb ZipNum clusters' only
-        sources = [NamedSource(_own_keys(wz, name, src), f"{where.name}/{name}", where.name, "plain")
-                   for name, src in wz.index_sources()]
+        wz.verify_hashes(only=INDEXES)
+        for part, lines in wz.index_lines():
+            keyed = Rekeyed(lines)
+            # "plain": the CDX API's page queries (showNumPages) are pywb ZipNum clusters' only
+            sources.append(NamedSource(spooled(keyed, source=f"{wz.path}: {part.name}"),
+                                       f"{where.name}/{part.name}", where.name, "plain"))
+            if keyed.changed:
+                log.warning("%s: %s: %d index keys are not warchive's key of their url; served under it",
+                            wz.path, part.name, keyed.changed)
         engine = Engine(sources, access="allow", selectable=False)
         loader = CaptureLoader(Index.of(engine), archive_paths=[], members=wz.members())
     except BaseException:
+        for s in sources:
+            s.source.close()
         wz.close()
         raise
     return Served(where.name, engine, loader, wz)
-
-
-def _own_keys(wz: WaczFile, name: str, src: IndexSource) -> Union[IndexSource, RekeyedIndex]:
-    """The WACZ index ``src`` with warchive's keys: lines keyed otherwise (ArchiveWeb.page's
-    percent-encoded query characters) are found under their own key (warchive.wacz.keys)."""
-    rekeyed = RekeyedIndex(src)
-    if not rekeyed.changed:
-        return src
-    log.warning("%s: %s: %d index keys are not warchive's key of their url; served under it",
-                wz.path, name, rekeyed.changed)
-    return rekeyed
 
 
 def _open(where: CollectionConfig) -> Served:

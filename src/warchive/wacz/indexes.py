@@ -11,10 +11,12 @@ The compressed form is the one py-wacz and ReplayWeb.page use (cdxj-indexer's
 
 ``write_compressed`` makes the pair with warchive.index.zipnum's writer (whose
 pywb-style summary is rewritten as CDXJ, with each block's SHA-256);
-``CompressedIndex`` and ``PlainIndex`` are sources (``range(start, stop)``)
-reading a WACZ's entries by byte range: a lookup reads the summary once, then
-only the blocks that can hold the range. Below ``COMPRESS_OVER`` lines the
-index is written plain (one entry a reader loads whole).
+``CompressedIndex`` is a source (``range(start, stop)``) reading a WACZ's
+entries by byte range: a lookup reads the summary once (at most
+``MAX_BLOCKS`` blocks, in order and apart, counted by warchive.wacz.indexlines'
+limits), then only the blocks that can hold the range, each inflated to at most
+``MAX_BLOCK`` bytes. Below ``COMPRESS_OVER`` lines the index is written plain (one entry a
+reader loads whole).
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from ..errors import IndexFormatError
 from ..index.zipnum import write_zipnum
+from .indexlines import FORMAT, IndexBudget, IndexPart, entry_lines, summary_data, summary_json
 from .zipread import Entry, ZipDirectory
 
 LINES_PER_BLOCK = 1024        # py-wacz's block size (cdxj-indexer: 300)
 COMPRESS_OVER = 10_000        # lines; the spec sets no number: a plain CDXJ of this size is ~3 MB
-FORMAT = "cdxj-gzip-1.0"
+MAX_BLOCKS = 1 << 17          # blocks of a summary held: 16 Mi lines (indexlines' limit) in blocks of 128
+MAX_BLOCK = 16 << 20          # a block inflated: 1,024 lines of 16 KiB, forty times a real block
 
 
 class Block(NamedTuple):
@@ -63,51 +67,35 @@ def write_compressed(lines: Iterable[bytes], tmpdir: str, cdx_name: str = "index
     return part, b"".join(out)
 
 
-class PlainIndex:
-    """A plain CDXJ entry, read whole (it is small: under COMPRESS_OVER lines as we write it)."""
-
-    def __init__(self, zd: ZipDirectory, name: str) -> None:
-        self.lines = [ln for ln in zd.read(name).split(b"\n") if ln and not ln.startswith(b" CDX")]
-        if any(a > b for a, b in zip(self.lines, self.lines[1:])):
-            self.lines.sort()
-
-    def range(self, start: bytes, stop: Optional[bytes]) -> Iterator[bytes]:
-        i = bisect.bisect_left(self.lines, start)
-        j = len(self.lines) if stop is None else bisect.bisect_left(self.lines, stop)
-        return iter(self.lines[i:j])
-
-    def close(self) -> None:
-        pass
-
-
 class CompressedIndex:
     """A cdxj-gzip-1.0 index: the summary ``idx_name`` read whole, its blocks by range from the
     stored entry it names (beside it); each block's digest checked when it is read."""
 
-    def __init__(self, zd: ZipDirectory, idx_name: str, cache_blocks: int = 8) -> None:
+    def __init__(self, zd: ZipDirectory, idx_name: str, cache_blocks: int = 8,
+                 budget: Optional[IndexBudget] = None) -> None:
         self.zd = zd
         self.idx_name = idx_name
         self.blocks: List[Block] = []
-        data_name = None
-        for n, raw in enumerate(zd.read(idx_name).split(b"\n"), 1):
-            if not raw.strip():
+        budget = budget if budget is not None else IndexBudget(zd.path)
+        data_name = summary_data(zd, idx_name, budget)
+        for n, raw in enumerate(entry_lines(zd, IndexPart(idx_name, idx_name, False), budget), 1):
+            if raw.startswith(b"!meta") or not raw.strip():
                 continue
-            if raw.startswith(b"!meta"):
-                meta = _json(raw.split(b" ", 2)[2], zd.path, idx_name, n)
-                if meta.get("format") != FORMAT:
-                    raise IndexFormatError(zd.path, None, f"{idx_name}: format {meta.get('format')!r}, "
-                                           f"not {FORMAT!r}")
-                data_name = os.path.join(os.path.dirname(idx_name), str(meta.get("filename", "")))
-                continue
+            if len(self.blocks) == MAX_BLOCKS:
+                raise IndexFormatError(zd.path, None, f"{idx_name}: more than {MAX_BLOCKS} blocks")
             head, brace, rest = raw.partition(b"{")
-            info = _json(brace + rest, zd.path, idx_name, n)
+            info = summary_json(brace + rest, zd.path, idx_name, n)
             try:
                 self.blocks.append(Block(head.strip(), int(info["offset"]), int(info["length"]), info.get("digest")))
             except (KeyError, TypeError, ValueError):
                 raise IndexFormatError(zd.path, None, f"{idx_name} line {n}: no offset and length") from None
-        if data_name is None:
-            raise IndexFormatError(zd.path, None, f"{idx_name}: no '!meta' line naming the blocks file")
         self.data: Entry = zd.stored(data_name)
+        end = 0
+        for b in self.blocks:   # (so that no byte of the blocks file is inflated twice)
+            if b.offset < end or b.length <= 0 or b.offset + b.length > self.data.size:
+                raise IndexFormatError(zd.path, None, f"{idx_name}: the block at byte {b.offset} ({b.length} bytes) "
+                                       f"overlaps the one before it or lies outside {data_name}")
+            end = b.offset + b.length
         self.keys = [b.key for b in self.blocks]
         self._cache: "OrderedDict[int, bytes]" = OrderedDict()
         self.cache_blocks = cache_blocks
@@ -123,10 +111,13 @@ class CompressedIndex:
                                    "not match its digest in the summary")
         try:
             d = zlib.decompressobj(31)
-            raw = d.decompress(comp) + d.flush()
+            raw = d.decompress(comp, MAX_BLOCK + 1)
         except zlib.error as e:
             raise IndexFormatError(self.zd.path, i + 1, f"{self.data.name}: block at byte {b.offset} is "
                                    f"not a gzip member: {e}") from None
+        if len(raw) > MAX_BLOCK:
+            raise IndexFormatError(self.zd.path, i + 1, f"{self.data.name}: block at byte {b.offset} inflates "
+                                   f"to more than {MAX_BLOCK} bytes")
         self._cache[i] = raw
         while len(self._cache) > self.cache_blocks:
             self._cache.popitem(last=False)
@@ -148,18 +139,8 @@ class CompressedIndex:
         self._cache.clear()
 
 
-def _json(raw: bytes, path: str, name: str, n: int) -> dict:
-    try:
-        v = json.loads(raw)
-    except ValueError:
-        raise IndexFormatError(path, None, f"{name} line {n}: not JSON") from None
-    if not isinstance(v, dict):
-        raise IndexFormatError(path, None, f"{name} line {n}: not a JSON object")
-    return v
-
-
 def spool_dir() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(prefix="warchive-wacz-")
 
 
-__all__ = ["COMPRESS_OVER", "CompressedIndex", "LINES_PER_BLOCK", "PlainIndex", "write_compressed"]
+__all__ = ["COMPRESS_OVER", "CompressedIndex", "LINES_PER_BLOCK", "MAX_BLOCK", "MAX_BLOCKS", "write_compressed"]

@@ -4,7 +4,9 @@ In this order, so that a failure leaves the collection as it was or with WARCs
 only (never an index naming files that are not there):
 
 1. every entry is checked against datapackage.json (SHA-256 and size; an entry
-   not listed, or listed but missing, is refused, naming it);
+   not listed, or listed but missing, is refused, naming it), and the index
+   entries against the limits across a WACZ's index (warchive.wacz.indexlines:
+   a zip bomb is refused, naming the entry);
 2. its WARCs are copied into COLL/archive/ under their names (an existing file
    of that name must hold the same bytes), each published by atomic rename;
 3. its index lines become one new segment COLL/indexes/wacz-<time>-<random>.seg,
@@ -13,7 +15,8 @@ only (never an index naming files that are not there):
    index that is absent or fails those checks is rebuilt from the WARCs instead.
    A line keyed otherwise than warchive keys its ``url`` (ArchiveWeb.page's
    percent-encoded query characters) gets warchive's key (warchive.wacz.keys),
-   and the lines are sorted again: ``Added.rekeyed`` counts them;
+   and the lines are sorted again: ``Added.rekeyed`` counts them. The lines are
+   streamed from the WACZ and sorted in bounded memory (warchive.wacz.indexsegment);
 4. its pages/pages.jsonl is kept as COLL/pages/<WACZ name>.jsonl.
 """
 
@@ -23,14 +26,15 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..collection import Collection
 from ..durable import AtomicOutput
 from ..errors import ArchiveError, FileError
-from ..index.segment import write_segment
 from ..warc.reader import ArchiveIterator
-from .keys import own_lines
+from .indexlines import IndexTooLarge
+from .indexsegment import write_sorted
+from .keys import Rekeyed
 from .reader import WaczFile
 from .zipread import Entry
 
@@ -57,20 +61,12 @@ def add_wacz(coll_path: str, wacz_path: str, *, progress: Optional[Callable[[int
     with WaczFile(wacz_path) as wz:
         wz.verify_hashes(progress)
         placed = [_place(wz, name, e, coll.archive_dir) for name, e in sorted(wz.warcs.items())]
-        lines, reason = _trusted_lines(wz)
+        seg, n, rekeyed, reason = _index_segment(wz, coll, os.path.abspath(wacz_path))
         pages = wz.pages()
-    reindexed = lines is None
-    rekeyed = 0
-    if lines is None:
+    reindexed = seg is None
+    if seg is None:
         seg = coll.add(placed, jobs=jobs)
         n = 0 if seg is None else -1
-    else:
-        lines, rekeyed = own_lines(lines)
-        lines.sort()
-        seg = coll.new_segment_name("wacz") if lines else None
-        if seg is not None:
-            write_segment(lines, seg, source=os.path.abspath(wacz_path))
-        n = len(lines)
     kept = None
     if pages is not None:
         pdir = os.path.join(coll.path, "pages")
@@ -119,41 +115,66 @@ def _sha256_entry(wz: WaczFile, e: Entry) -> str:
     return h.hexdigest()
 
 
-def _trusted_lines(wz: WaczFile) -> "tuple[Optional[List[bytes]], str]":
-    """The WACZ's index lines, or (None, why) when there are none or they cannot be trusted."""
-    try:
-        sources = wz.index_sources()
-        lines: List[bytes] = []
-        for _, s in sources:
-            lines.extend(s.range(b"", None))
-    except (ArchiveError, OSError) as err:
-        return None, f"its index cannot be read ({err})"
-    if not lines:
-        return None, "it has no index"
+class _Untrusted(Exception):
+    """The WACZ's index cannot be trusted (the message says why): its WARCs are indexed instead."""
+
+
+def _index_segment(wz: WaczFile, coll: Collection, source: str) -> Tuple[Optional[str], int, int, str]:
+    """The WACZ's index lines, checked and given warchive's keys, written sorted as a new
+    segment of ``coll``: (its path, lines, keys recomputed, why). The path is None, and nothing
+    is written, when there are none or they cannot be trusted; IndexTooLarge is raised."""
+    seg = coll.new_segment_name("wacz")
     first: Dict[str, int] = {}
-    for line in lines:
-        parts = line.split(b" ", 2)
-        try:
-            f = json.loads(parts[2])
-            name, off, length = f["filename"], int(f["offset"]), int(f["length"])
-        except (IndexError, ValueError, KeyError, TypeError):
-            return None, f"an index line is not CDXJ with filename, offset and length: {line[:120]!r}"
-        e = wz.warcs.get(name)
-        if e is None:
-            return None, f"an index line names {name!r}, not a WARC of the WACZ"
-        if off < 0 or length <= 0 or off + length > e.size:
-            return None, f"an index line points outside {name!r}: {line[:120]!r}"
-        first.setdefault(name, off)
+    rekeyed = Rekeyed(_checked_lines(wz, first))
+    try:
+        with AtomicOutput(seg) as out:
+            n = write_sorted(rekeyed, out.write, source=source)
+            if not n:
+                raise _Untrusted("it has no index")
+            _check_first_records(wz, first)
+    except _Untrusted as why:
+        return None, 0, 0, str(why)
+    return seg, n, rekeyed.changed, "its index was checked"
+
+
+def _checked_lines(wz: WaczFile, first: Dict[str, int]) -> Iterator[bytes]:
+    """The WACZ's index lines, each one checked as it is read (CDXJ naming a WARC of the WACZ,
+    inside it); ``first`` gets the first offset of each WARC. _Untrusted when a line fails, or
+    the index cannot be read."""
+    try:
+        for _, lines in wz.index_lines():
+            for line in lines:
+                parts = line.split(b" ", 2)
+                try:
+                    f = json.loads(parts[2])
+                    name, off, length = f["filename"], int(f["offset"]), int(f["length"])
+                except (IndexError, ValueError, KeyError, TypeError):
+                    raise _Untrusted(f"an index line is not CDXJ with filename, offset and length: "
+                                     f"{line[:120]!r}") from None
+                e = wz.warcs.get(name) if isinstance(name, str) else None
+                if e is None:
+                    raise _Untrusted(f"an index line names {name!r}, not a WARC of the WACZ")
+                if off < 0 or length <= 0 or off + length > e.size:
+                    raise _Untrusted(f"an index line points outside {name!r}: {line[:120]!r}")
+                first.setdefault(name, off)
+                yield line
+    except IndexTooLarge:
+        raise
+    except (ArchiveError, OSError) as err:
+        raise _Untrusted(f"its index cannot be read ({err})") from None
+
+
+def _check_first_records(wz: WaczFile, first: Dict[str, int]) -> None:
+    """A record starts where the index puts the first line of each WARC (_Untrusted if not)."""
     for name, off in first.items():
         e = wz.warcs[name]
         try:
             with ArchiveIterator(wz.path, offset=e.start + off, window=64 << 10) as it:
                 rec = next(iter(it), None)
         except FileError as err:
-            return None, f"no record at an offset its index gives for {name!r} ({err})"
+            raise _Untrusted(f"no record at an offset its index gives for {name!r} ({err})") from None
         if rec is None or rec.offset != e.start + off:
-            return None, f"no record at an offset its index gives for {name!r}"
-    return lines, "its index was checked"
+            raise _Untrusted(f"no record at an offset its index gives for {name!r}")
 
 
 __all__ = ["Added", "add_wacz"]

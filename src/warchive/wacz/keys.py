@@ -6,29 +6,21 @@ URL otherwise: ArchiveWeb.page and wabac.js percent-encode ``:``, ``@``, ``;`` a
 query (``...family=source+sans+pro%3Awght%40700%3B900``) where the SURT key keeps them. Such a
 line is in the index but no lookup reaches it. ``own_line`` gives a line the key warchive's
 indexer would give its ``url`` (with ``__wb_method=...`` and the request body appended for a
-POST or PUT capture, as the indexer appends them), and ``RekeyedIndex`` serves an index with
-those keys without rewriting it.
+POST or PUT capture, as the indexer appends them), and ``Rekeyed`` gives the lines of a stream
+those keys as they are read (they are then out of order: warchive.wacz.indexsegment sorts them).
 
 A line without a JSON block or without a ``url`` keeps its key. This module reads no files.
 """
 
 from __future__ import annotations
 
-import bisect
-import heapq
 import json
-from typing import Iterable, Iterator, List, Optional, Protocol, Set, Tuple
+from typing import Iterable, Iterator, Optional
 
 from ..errors import UrlError
 from ..index.cdx import url_key
 
 BODY_METHODS = ("POST", "PUT")   # the captures whose key carries the request (warchive.index.postbody)
-
-
-class Source(Protocol):
-    def range(self, start: bytes, stop: Optional[bytes]) -> Iterator[bytes]: ...
-
-    def close(self) -> None: ...
 
 
 def own_key(url: str, method: Optional[str] = None, request_body: Optional[str] = None) -> str:
@@ -59,46 +51,22 @@ def own_line(line: bytes) -> Optional[bytes]:
     return None if new_b == key else new_b + b" " + rest
 
 
-def own_lines(lines: Iterable[bytes]) -> Tuple[List[bytes], int]:
-    """The lines with warchive's keys (not sorted again) and how many keys were recomputed."""
-    out: List[bytes] = []
-    changed = 0
-    for line in lines:
-        new = own_line(line)
-        if new is None:
-            out.append(line)
-        else:
-            out.append(new)
-            changed += 1
-    return out, changed
+class Rekeyed:
+    """``lines`` with warchive's keys, each given as it is read; ``changed`` counts the keys
+    recomputed so far."""
 
+    def __init__(self, lines: Iterable[bytes]) -> None:
+        self.lines = lines
+        self.changed = 0
 
-class RekeyedIndex:
-    """A sorted index source as if its keys were warchive's: the lines whose key is another are
-    left out of its ranges and served under their own key from a sorted list beside it. Opening
-    reads every line once; ``changed`` is how many keys were recomputed (0: use the source as is)."""
-
-    def __init__(self, source: Source) -> None:
-        self.source = source
-        self.stale: Set[bytes] = set()
-        fixed: List[bytes] = []
-        for line in source.range(b"", None):
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self.lines:
             new = own_line(line)
-            if new is not None:
-                self.stale.add(line)
-                fixed.append(new)
-        fixed.sort()
-        self.fixed = fixed
-        self.changed = len(fixed)
-
-    def range(self, start: bytes, stop: Optional[bytes]) -> Iterator[bytes]:
-        i = bisect.bisect_left(self.fixed, start)
-        j = len(self.fixed) if stop is None else bisect.bisect_left(self.fixed, stop)
-        kept = (ln for ln in self.source.range(start, stop) if ln not in self.stale)
-        return heapq.merge(kept, iter(self.fixed[i:j]))
-
-    def close(self) -> None:
-        self.source.close()
+            if new is None:
+                yield line
+            else:
+                self.changed += 1
+                yield new
 
 
-__all__ = ["RekeyedIndex", "own_key", "own_line", "own_lines"]
+__all__ = ["Rekeyed", "own_key", "own_line"]

@@ -3,46 +3,32 @@
 ``WaczFile(blob)`` reads the ZIP directory (warchive.wacz.zipread, which
 refuses hostile archives), ``datapackage.json`` and its digest. ``warcs``
 maps each WARC's name as index lines give it (its path under ``archive/``) to
-its stored entry; ``index_sources()`` are the WACZ's indexes as sources;
-``record_bytes`` reads one record's bytes; ``verify_hashes`` checks every
-entry against the package list. Opening reads only the end of the file, the
-directory, the local headers and the small JSON entries.
+its stored entry; ``index_lines()`` streams the lines of the WACZ's indexes and
+``index_sources()`` gives them as sources, both within warchive.wacz.indexlines'
+limits across all its index entries; ``record_bytes`` reads one record's bytes;
+``verify_hashes`` checks every entry against the package list, a piece at a
+time. Opening reads only the end of the file, the directory, the local headers
+and the small JSON entries.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import zlib
-from typing import Callable, Dict, List, Optional, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from ..errors import IndexFormatError
+from ..index.segment import Segment
 from .datapackage import DIGEST, PACKAGE, Package, PackageError, read_package
-from .indexes import CompressedIndex, PlainIndex
-from .zipread import MAX_INFLATED, Blob, Entry, FileBlob, ZipDirectory
+from .indexes import CompressedIndex
+from .indexlines import INDEXES, IndexBudget, IndexPart, entry_lines, gunzip, index_parts
+from .indexsegment import spooled
+from .zipread import Blob, Entry, FileBlob, ZipDirectory
 
-ARCHIVE, INDEXES, PAGES = "archive/", "indexes/", "pages/pages.jsonl"
+ARCHIVE, PAGES = "archive/", "pages/pages.jsonl"
 WARC_EXTS = (".warc", ".warc.gz", ".arc", ".arc.gz", ".warc.zst")
-HASH_CHUNK = 4 << 20
+HASH_CHUNK = 1 << 20
 
-IndexSource = Union[PlainIndex, CompressedIndex]
-
-
-class GzipIndex(PlainIndex):
-    """An index.cdx.gz that no index.idx points into: a gzip'd CDXJ file, inflated whole."""
-
-    def __init__(self, zd: ZipDirectory, name: str) -> None:
-        raw, out = zd.read(name), []
-        while raw:
-            d = zlib.decompressobj(31)
-            try:
-                out.append(d.decompress(raw, MAX_INFLATED))
-            except zlib.error as e:
-                raise IndexFormatError(zd.path, None, f"{name} is not gzip: {e}") from None
-            if d.unconsumed_tail:
-                raise IndexFormatError(zd.path, None, f"{name} inflates to more than {MAX_INFLATED} bytes")
-            raw = d.unused_data
-        self.lines = sorted(ln for ln in b"".join(out).split(b"\n") if ln and not ln.startswith(b" CDX"))
+IndexSource = Union[CompressedIndex, Segment]
 
 
 class WaczFile:
@@ -75,20 +61,34 @@ class WaczFile:
         self.close()
 
     # -- what it holds
+    def index_parts(self, budget: Optional[IndexBudget] = None) -> List[IndexPart]:
+        """The indexes of the WACZ (warchive.wacz.indexlines): compressed ones by their summary,
+        plain .cdx/.cdxj ones, and .cdx.gz files no summary names."""
+        return index_parts(self.zd, budget if budget is not None else IndexBudget(self.path))
+
+    def index_lines(self) -> Iterator[Tuple[IndexPart, Iterator[bytes]]]:
+        """Each index of the WACZ and a stream of its lines, all counted against one
+        IndexBudget (IndexTooLarge past its limits); each stream is to be read before the next."""
+        budget = IndexBudget(self.path)
+        for part in self.index_parts(budget):
+            yield part, entry_lines(self.zd, part, budget)
+
     def index_sources(self) -> List[Tuple[str, IndexSource]]:
-        """(entry name, source) of each index of the WACZ: compressed ones by their .idx, plain
-        .cdx/.cdxj ones, and .cdx.gz files no .idx points into (read whole)."""
-        names = sorted(n for n in self.zd.entries if n.startswith(INDEXES))
+        """(entry name, source) of each index of the WACZ: a compressed one read by range through
+        its summary, any other sorted into a segment in a temporary directory (its lines
+        streamed, within the limits across the WACZ's index)."""
+        budget = IndexBudget(self.path)
         out: List[Tuple[str, IndexSource]] = []
-        for n in names:
-            if n.endswith(".idx"):
-                out.append((n, CompressedIndex(self.zd, n)))
-        blocks = {s.data.name for _, s in out if isinstance(s, CompressedIndex)}
-        for n in names:
-            if n.endswith((".cdx", ".cdxj")):
-                out.append((n, PlainIndex(self.zd, n)))
-            elif n.endswith(".cdx.gz") and n not in blocks:
-                out.append((n, GzipIndex(self.zd, n)))
+        try:
+            for part in self.index_parts(budget):
+                if part.name != part.data:
+                    out.append((part.name, CompressedIndex(self.zd, part.name, budget=budget)))
+                else:
+                    out.append((part.name, spooled(entry_lines(self.zd, part, budget), source=part.name)))
+        except BaseException:
+            for _, src in out:
+                src.close()
+            raise
         return out
 
     def pages(self) -> Optional[bytes]:
@@ -113,14 +113,19 @@ class WaczFile:
         return self.zd.read_range(e, offset, length)
 
     # -- integrity
-    def verify_hashes(self, progress: Optional[Callable[[int], None]] = None) -> int:
-        """Check every entry against datapackage.json (its hash and size), and that every entry
-        but the package files is listed; a PackageError names the first that fails. Returns
-        the bytes hashed."""
+    def verify_hashes(self, progress: Optional[Callable[[int], None]] = None, only: str = "") -> int:
+        """Check every entry (``only``: every entry whose name starts with it) against
+        datapackage.json (its hash and size), and that every entry but the package files is
+        listed; a PackageError names the first that fails. Each entry is read a piece at a time;
+        those under indexes/ are counted as they are hashed, inflated (their gzip members too),
+        against the limits across a WACZ's index (IndexTooLarge): a bomb is refused before anything
+        reads its lines. Returns the bytes hashed."""
         res = self.package.resources
+        budget = IndexBudget(self.path)
+        budget.declared(self.zd)
         done = 0
         for name, e in sorted(self.zd.entries.items(), key=lambda kv: kv[1].start):
-            if name in (PACKAGE, DIGEST) or name.endswith("/"):
+            if name in (PACKAGE, DIGEST) or name.endswith("/") or not name.startswith(only):
                 continue
             r = res.get(name)
             if r is None:
@@ -131,24 +136,27 @@ class WaczFile:
                 h = hashlib.new(algo)
             except ValueError:
                 raise PackageError(self.path, e.header, f"{PACKAGE}: unknown hash {algo!r} for {name!r}") from None
-            if e.method == 0:
-                pos = 0
-                while pos < e.size:
-                    chunk = self.zd.read_range(e, pos, min(HASH_CHUNK, e.size - pos))
-                    h.update(chunk)
-                    pos += len(chunk)
-                    if progress is not None:
-                        progress(len(chunk))
-            else:
-                h.update(self.zd.read(name))
+            pieces = _hashed(self.zd.chunks(name, HASH_CHUNK), h, progress)
+            if name.startswith(INDEXES):
+                pieces = budget.watch(name, gunzip(self.path, name, pieces) if name.endswith(".gz") else pieces)
+            for _ in pieces:
+                pass
             done += e.size
             if h.hexdigest() != want or (r.bytes >= 0 and r.bytes != e.size):
                 raise PackageError(self.path, e.start, f"entry {name!r} does not match its {algo} hash "
                                    f"or size in {PACKAGE}", "the WACZ is damaged or was changed")
         for name in res:
-            if name not in self.zd.entries:
+            if name.startswith(only) and name not in self.zd.entries:
                 raise PackageError(self.path, None, f"{PACKAGE} lists {name!r}, which is not in the WACZ")
         return done
 
 
-__all__ = ["ARCHIVE", "GzipIndex", "IndexSource", "PAGES", "WaczFile"]
+def _hashed(pieces: Iterable[bytes], h: "hashlib._Hash", progress: Optional[Callable[[int], None]]) -> Iterator[bytes]:
+    for piece in pieces:
+        h.update(piece)
+        if progress is not None:
+            progress(len(piece))
+        yield piece
+
+
+__all__ = ["ARCHIVE", "INDEXES", "IndexSource", "PAGES", "WaczFile"]

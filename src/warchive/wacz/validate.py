@@ -8,9 +8,13 @@ damaged archive makes later checks meaningless):
 - the required parts: at least one WARC under archive/, an index under
   indexes/, pages/pages.jsonl (JSON lines with url and ts on every page);
 - WARCs and compressed index blocks are stored, not deflated;
-- every entry's SHA-256 and size match datapackage.json, every entry is listed;
+- every entry's SHA-256 and size match datapackage.json, every entry is listed,
+  and the index entries stay within the limits across a WACZ's index
+  (warchive.wacz.indexlines: a zip bomb is refused, naming the entry);
 - every index line points at a readable record: one starts at its offset
-  inside its WARC's entry, and its length stays inside the entry.
+  inside its WARC's entry, and its length stays inside the entry. The lines are
+  streamed (a compressed index's blocks read through its summary, each block's
+  digest checked), never held.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from typing import List, Optional
 
 from ..errors import ArchiveError
 from ..warc.reader import ArchiveIterator
+from .indexes import CompressedIndex
+from .indexlines import IndexBudget, entry_lines
 from .pages import check_pages
 from .reader import PAGES, WaczFile
 from .zipread import STORED
@@ -50,8 +56,8 @@ def validate(path: str, *, records: bool = True) -> Report:
             for e in wz.warcs.values():
                 if e.method != STORED:
                     raise ArchiveError(f"entry {e.name} is deflated: WARCs must be stored to be read by range")
-            sources = wz.index_sources()
-            if not sources:
+            parts = wz.index_parts()
+            if not parts:
                 raise ArchiveError("no index under indexes/ (index.cdxj, or index.idx with index.cdx.gz)")
             pages = wz.pages()
             if pages is None:
@@ -61,8 +67,11 @@ def validate(path: str, *, records: bool = True) -> Report:
             rep.checked.append("required parts, stored WARCs")
             wz.verify_hashes()
             rep.checked.append("sha256 of every entry")
-            for _, src in sources:
-                for line in src.range(b"", None):
+            budget = IndexBudget(wz.path)
+            for part in parts:
+                lines = CompressedIndex(wz.zd, part.name, budget=budget).range(b"", None) if part.summarized \
+                    else entry_lines(wz.zd, part, budget)
+                for line in lines:
                     rep.lines += 1
                     if records:
                         _check_line(wz, line)

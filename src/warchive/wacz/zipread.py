@@ -15,7 +15,7 @@ Refused, each with a ``ZipFormatError`` child naming the file and the entry:
   method, sizes), that run past the central directory or overlap another entry,
   encrypted entries, multi-disk archives (``ZipFormatError``);
 - deflated entries that inflate to more than they declare, or to more than
-  ``max_size`` (zip bombs), and CRC mismatches (``ZipFormatError``);
+  ``max_size`` when read whole (zip bombs), and CRC mismatches (``ZipFormatError``);
 - deflated entries where a stored one is needed to read by range (``CompressedEntry``).
 
 This module reads ZIP structure only; what a WACZ holds is warchive.wacz.reader's.
@@ -29,7 +29,9 @@ import stat
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Protocol
+from typing import Dict, Iterator, List, Optional, Protocol, Type, cast
+
+from isal import isal_zlib
 
 from ..errors import FileError
 
@@ -41,7 +43,10 @@ EOCD, EOCD64, LOC64, CD_HEAD, LOCAL_HEAD = struct.Struct("<IHHHHIIH"), struct.St
 MAX_COMMENT = 0xFFFF
 MAX_INFLATED = 256 << 20      # a metadata entry (datapackage.json, pages.jsonl, index.idx) read whole
 MAX_ENTRIES = 1 << 20
+RAW_PIECE = 64 << 10          # bytes of a deflated entry read at once when streamed (its tail is copied per piece)
+PIECE = 1 << 20               # bytes of an entry's content given at once when streamed
 UNIX = 3                      # "made by" host of entries whose external attributes carry a mode
+InflateError = cast(Type[Exception], isal_zlib.error)   # what ISA-L's inflate raises (its stub says an instance)
 
 
 class ZipFormatError(FileError):
@@ -285,6 +290,39 @@ class ZipDirectory:
             raise ZipFormatError(self.path, e.start, f"entry {name!r}: CRC mismatch", "the archive is damaged")
         return data
 
+    def chunks(self, name: str, piece: int = PIECE) -> Iterator[bytes]:
+        """The content of entry ``name`` in pieces of at most ``piece`` bytes, inflated as it is
+        read: nothing is held whole, more than it declares is refused as soon as it inflates (a
+        zip bomb), and its size and CRC are checked after its last piece (ZipFormatError)."""
+        e = self.entry(name)
+        inflate = isal_zlib.decompressobj(-15) if e.method == DEFLATED else None   # (ISA-L: several times zlib's)
+        crc = done = pos = 0
+        tail = b""
+        while pos < e.csize or tail:
+            if inflate is None:
+                out = self._read(e.start + pos, min(piece, e.csize - pos), f"entry {name!r}")
+                pos += len(out)
+            else:
+                if not tail:
+                    tail = self._read(e.start + pos, min(RAW_PIECE, e.csize - pos), f"entry {name!r}")
+                    pos += len(tail)
+                try:
+                    out = inflate.decompress(tail, piece)
+                except InflateError as err:
+                    raise ZipFormatError(self.path, e.start, f"entry {name!r} does not inflate: {err}") from None
+                tail = inflate.unconsumed_tail
+            done += len(out)
+            if done > e.size:
+                raise ZipFormatError(self.path, e.start, f"entry {name!r} inflates to more than the {e.size} "
+                                     "bytes it declares", "sizes that lie (a zip bomb): refused")
+            crc = zlib.crc32(out, crc)
+            if out:
+                yield out
+        if done != e.size:
+            raise ZipFormatError(self.path, e.start, f"entry {name!r} holds {done} bytes, not {e.size}")
+        if crc != e.crc:
+            raise ZipFormatError(self.path, e.start, f"entry {name!r}: CRC mismatch", "the archive is damaged")
+
 
 def _decode(raw: bytes, flags: int) -> str:
     return raw.decode("utf-8" if flags & 0x800 else "cp437", "replace")
@@ -312,5 +350,5 @@ def _zip64(extra: bytes, size: int, csize: int, header: int, path: str, name: st
     raise ZipFormatError(path, None, f"entry {name!r}: sizes saturated but no ZIP64 extra field")
 
 
-__all__ = ["Blob", "CompressedEntry", "Entry", "FileBlob", "STORED", "DEFLATED", "UnsafeZipEntry",
+__all__ = ["Blob", "CompressedEntry", "Entry", "FileBlob", "InflateError", "STORED", "DEFLATED", "UnsafeZipEntry",
            "ZipDirectory", "ZipFormatError", "check_name"]
