@@ -89,7 +89,8 @@ class RecordEnds:
         nothing has been read yet (the first record of a file, or the record at the offset given)."""
         if self._at_start:
             raise TruncatedError(self.path, off, problem, "nothing of the file before the cut can be read")
-        self._sink.add(off, TRUNCATED, problem, "reading ends there, with nothing of the record read", error=TruncatedError)
+        self._sink.add(off, TRUNCATED, problem, "reading ends there, with nothing of the record read",
+                       error=TruncatedError)
         self._pos = self._end_of(off)
         self._unit = None
 
@@ -172,7 +173,8 @@ class RecordEnds:
     def _member_done(self, rec: Record) -> None:
         self._pos = self._reader.member_finish()
         if self._reader.member_cut and not rec._cut and not rec._text:   # (its content whole, or unbounded)
-            self._sink.add(rec.offset, TRUNCATED, f"the file ends inside the record's {self._unit_word}, after its content",
+            self._sink.add(rec.offset, TRUNCATED,
+                           f"the file ends inside the record's {self._unit_word}, after its content",
                            "the record is read as it is, its member's CRC-32 unchecked", error=TruncatedError)
             rec._cut = True
         rec._length = self._pos - rec.offset if rec.member_pos == 0 else None
