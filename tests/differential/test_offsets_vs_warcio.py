@@ -78,3 +78,31 @@ def test_reopen_is_repeatable(valid_archives, warcio_list):
         got = [(x.offset, x.length, y.offset, y.length) for x, y in pairs]
     expected = [(o, n, o, n) for o, n, _, _ in expected_listing(warcio_list, path)]
     assert got == expected
+
+
+@pytest.mark.parametrize("name", ["get_pairs.warc.gz", "get_pairs.warc", "kitchen_sink.warc.gz"])
+def test_an_in_memory_stream_from_a_record_matches_warcio(valid_archives, name):
+    """An io.BytesIO seeked to a record (as warcio is given one), or given ``offset=``: the records
+    from there, at the offsets warcio reports for the same stream (counted from its start)."""
+    import contextlib
+    import io
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    ww = importlib.import_module("warchive.warc")
+    data = open(valid_archives[name].path, "rb").read()
+    with ww.open(valid_archives[name].path) as reader:
+        starts = [rec.offset for rec in reader]
+    for start in starts[1:4]:
+        fh = io.BytesIO(data)
+        fh.seek(start)
+        with contextlib.redirect_stderr(io.StringIO()):
+            it = ArchiveIterator(fh, arc2warc=True)
+            expected = [(it.get_record_offset(), rec.rec_headers.get_header("WARC-Record-ID")) for rec in it]
+        assert expected[0][0] == start
+        seeked = io.BytesIO(data)
+        seeked.seek(start)
+        for source, kwargs in ((seeked, {}), (io.BytesIO(data), {"offset": start})):
+            with ww.open(source, **kwargs) as reader:
+                got = [(rec.offset, rec.headers.get("WARC-Record-ID")) for rec in reader]
+            assert got == expected, (name, start, kwargs)

@@ -159,7 +159,19 @@ def open_reader(source: Source, offset: Optional[int] = None, verify: bool = Fal
             r.close()
             return ZstFrames(source, offset=offset)
         return r
+    if _seekable(source):   # (io.BytesIO): from offset, or from where it is; offsets count from its start
+        if offset is None:
+            offset = source.tell()
+        else:
+            source.seek(offset)
     return _stream_reader(StreamSource(source), offset, verify)
+
+
+def _seekable(source: Any) -> bool:
+    try:
+        return bool(source.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _stream_reader(s: StreamSource, offset: Optional[int], verify: bool) -> ByteReader:
