@@ -159,8 +159,8 @@ def open_reader(source: Source, offset: Optional[int] = None, verify: bool = Fal
             r.close()
             return ZstFrames(source, offset=offset)
         return r
-    if _seekable(source):   # (io.BytesIO): from offset, or from where it is; offsets count from its start
-        if offset is None:
+    if isinstance(source, io.IOBase) and _seekable(source):   # (io.BytesIO): from offset, or from
+        if offset is None:                                     # where it is; offsets count from its start
             offset = source.tell()
         else:
             source.seek(offset)
