@@ -35,7 +35,7 @@ def archive(tmp_path_factory, warchive_cli):
     shot = B.Screenshot(PAGE, png, B.PARALLEL, PAGE, 200, "chromium", "156", "UA", (40, 30), 1.0, False,
                         dt.datetime(2026, 11, 29, 12, 0, 3, tzinfo=dt.timezone.utc), 0.1)
     with WarcWriter(d / "w", prefix="SHOTS", fsync=False) as w:
-        resp, _ = w.write_exchange(PAGE, b"GET / HTTP/1.1\r\n\r\n", RESPONSE, date="2026-11-29T12:00:00Z")
+        _, resp = w.write_exchange(PAGE, b"GET / HTTP/1.1\r\n\r\n", RESPONSE, date="2026-11-29T12:00:00Z")
         B.write_screenshot(w, shot, page_record_id=resp.record_id)
     cdxj = d / "index.cdxj"
     out = warchive_cli(["index", "--sort", *w.closed_files, "-o", cdxj])

@@ -39,7 +39,7 @@ def write_sample(d, compression: str, version: str, chunked: bool, threads: int 
     with WarcWriter(d, "PEER", compression=compression, version=version, on_record=reports.append,
                     warcinfo={"operator": "tests"}, threads=threads) as w:
         w.THREAD_MIN = 0   # with threads=1: every request/response block deflated by the worker
-        first, _ = w.write_exchange("http://example.com/", REQ, RESP, ip="192.0.2.7")
+        _, first = w.write_exchange("http://example.com/", REQ, RESP, ip="192.0.2.7")
         w.write_exchange("http://example.com/form", POST, RESP)
         if chunked:
             w.write_exchange("http://example.com/chunked", REQ, CHUNKED)

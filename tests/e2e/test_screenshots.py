@@ -258,7 +258,7 @@ def test_screenshot_record_indexed_found_and_loaded(site, run, tmp_path, cdxj_in
     shot = run(go())
     lines = []
     with WarcWriter(tmp_path / "w", prefix="CRAWL", fsync=False) as w:
-        resp, _ = w.write_exchange(url, b"GET / HTTP/1.0\r\n\r\n", raw_page)
+        _, resp = w.write_exchange(url, b"GET / HTTP/1.0\r\n\r\n", raw_page)
         written = B.write_screenshot(w, shot, page_record_id=resp.record_id, page_date=resp.date)
         lines.append(written_record_line(written))
     peer = cdxj_indexer(w.closed_files, [])

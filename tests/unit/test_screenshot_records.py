@@ -41,7 +41,7 @@ def write(tmp_path, shots, name="SHOT"):
     """The page's response/request, then each screenshot linked to it; (paths, page Written, [Written])."""
     seen = []
     with WarcWriter(tmp_path / "warcs", prefix=name, fsync=False, on_record=seen.append) as w:
-        resp, _ = w.write_exchange(PAGE, REQUEST, RESPONSE, date="2026-11-29T12:00:00.000000Z")
+        _, resp = w.write_exchange(PAGE, REQUEST, RESPONSE, date="2026-11-29T12:00:00.000000Z")
         written = [B.write_screenshot(w, s, page_record_id=resp.record_id, page_date=resp.date) for s in shots]
     return w.closed_files, resp, written
 

@@ -80,8 +80,8 @@ def write_all_types(d, compression: str, version: str, **kw):
     reports = []
     with WarcWriter(d, "TEST", compression=compression, version=version, on_record=reports.append,
                     warcinfo={"operator": "Test Operator", "robots": "obey", "dedup": "revisit"}, **kw) as w:
-        resp, req = w.write_exchange("http://example.com/a", REQ, RESP, ip="192.0.2.1")
-        cresp, creq = w.write_exchange("http://example.com/c", REQ, CHUNKED)
+        req, resp = w.write_exchange("http://example.com/a", REQ, RESP, ip="192.0.2.1")
+        creq, cresp = w.write_exchange("http://example.com/c", REQ, CHUNKED)
         w.write_revisit("http://example.com/b", RESP, payload_digest=resp.payload_digest, refers_to=resp.record_id,
                         refers_to_uri=resp.target_uri, refers_to_date=resp.date)
         w.write_revisit("http://example.com/a", b"HTTP/1.1 304 Not Modified\r\nETag: x\r\n\r\n", payload_digest=None,
@@ -158,6 +158,14 @@ def test_every_record_type_round_trips(tmp_path, monkeypatch, compression, versi
     for rtype, rh, _http, _c in recs:
         assert dict(rh)["WARC-Block-Digest"].startswith("sha1:")
     assert check_file(path).ok
+
+
+def test_write_exchange_returns_in_argument_order(tmp_path):
+    """``write_exchange(uri, request, response)`` returns ``(request, response)``."""
+    with WarcWriter(str(tmp_path / "x.warc.gz")) as w:
+        req, resp = w.write_exchange("http://example.com/a", REQ, RESP)
+    assert (req.type, resp.type) == ("request", "response")
+    assert req.headers.get("WARC-Concurrent-To") == resp.record_id
 
 
 @pytest.mark.parametrize("compression", ["gzip", "none", "zstd"])

@@ -122,7 +122,7 @@ def test_a_file_object_is_appended_to_and_left_open(tmp_path, compression):
         f.write(b"")
         w = WarcWriter(f, compression=compression)
         assert w.kind == "stream" and w.path == str(path)
-        resp, req = w.write_exchange("http://example.com/", REQ, RESP)
+        req, resp = w.write_exchange("http://example.com/", REQ, RESP)
         assert resp.filename == "obj.warc" and resp.offset == w.file_sizes[str(path)] - resp.length - req.length \
             - (8 if compression == "none" else 0)
         w.close()

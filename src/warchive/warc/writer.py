@@ -6,7 +6,7 @@ warcinfo; or one file of the caller's choice; or a binary file object.
         out.write_resource("https://example.com/notes.txt", "some text", "text/plain; charset=utf-8")
     with WarcWriter("crawl/", prefix="MYCRAWL", warcinfo={"operator": "Jane"},
                     on_record=lambda w: print(w.filename, w.offset, w.length)) as out:
-        resp, req = out.write_exchange("https://example.com/", request_bytes, response_bytes)
+        req, resp = out.write_exchange("https://example.com/", request_bytes, response_bytes)
         out.write_revisit("https://example.com/b", head_bytes, payload_digest=resp.payload_digest,
                           refers_to=resp.record_id, refers_to_uri=resp.target_uri,
                           refers_to_date=resp.date)
@@ -419,8 +419,8 @@ class WarcWriter:
     def write_exchange(self, uri: str, request: Body, response: Body, *, date: DateLike = None,
                        ip: Optional[str] = None, response_extra: Optional[Sequence[Tuple[str, str]]] = None,
                        request_extra: Optional[Sequence[Tuple[str, str]]] = None) -> Tuple[Written, Written]:
-        """The response, then its request, each naming the other in WARC-Concurrent-To
-        (same WARC-Date). Returns (response, request)."""
+        """Write the response, then its request, each naming the other in WARC-Concurrent-To
+        (same WARC-Date). Returns ``(request, response)``, the order of the arguments."""
         when = warc_date(date, self.builder.version)
         resp_id, req_id = new_record_id(), new_record_id()
         response, request = bytes_of(response), bytes_of(request)
@@ -436,7 +436,7 @@ class WarcWriter:
                 tail.discard()
         req_tail = self._prefetch(request)
         try:
-            return written, self.write(req, req_tail)
+            return self.write(req, req_tail), written
         finally:
             if req_tail is not None:
                 req_tail.discard()
