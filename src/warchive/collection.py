@@ -29,7 +29,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence
 
 from .durable import AtomicOutput
 from .errors import ArchiveError
-from .index.build import index_paths
+from .index.build import Path, Paths, index_paths, path_list
 from .index.cdx import IndexOptions
 from .index.segment import Segment, write_segment
 from .index.sort import LineSorter
@@ -41,14 +41,14 @@ __all__ = ["Collection", "add_warcs", "compact", "new_segment_name"]
 class Collection:
     """A collection directory: where its files are, and the operations that change its index."""
 
-    def __init__(self, path: str, name: Optional[str] = None) -> None:
+    def __init__(self, path: Path, name: Optional[str] = None) -> None:
         self.path = os.path.abspath(path)
         self.name = name or collection_name(self.path)
         self.index_dir = index_dir_of(self.path)
         self.archive_dir = os.path.join(self.path, "archive")
 
     @classmethod
-    def init(cls, path: str) -> "Collection":
+    def init(cls, path: Path) -> "Collection":
         """Make a new, empty collection at `path` (archive/ and indexes/), as pywb's `wb-manager
         init` does; an existing file or directory there is an ArchiveError."""
         if os.path.lexists(path):
@@ -71,9 +71,10 @@ class Collection:
     def new_segment_name(self, stem: str) -> str:
         return new_segment_name(self.index_dir, stem)
 
-    def add(self, warcs: Sequence[str], *, link: bool = False, jobs: int = 1,
+    def add(self, warcs: Paths, *, link: bool = False, jobs: int = 1,
             verify: bool = False) -> Optional[str]:
-        """Put WARC/ARC files into the collection and index them as one new segment.
+        """Put WARC/ARC files (one path, str or PathLike, or an iterable of them) into the
+        collection and index them as one new segment.
 
         The files are copied (hard-linked with `link`) into COLL/archive/ under their own
         names (an existing file of that name must be the same bytes); their captures go
@@ -86,11 +87,12 @@ class Collection:
         The files are indexed where they are (their base names are the filenames of the lines)
         and placed only then: a file that is missing, damaged or clashes is an error before
         anything is copied."""
+        warcs = path_list(warcs)
         for w in warcs:
             self._clash(w)
         lines: List[bytes] = []
         sorter = LineSorter()
-        index_paths(list(warcs), sorter.add, IndexOptions(verify=verify, post_append=True), jobs=jobs)
+        index_paths(warcs, sorter.add, IndexOptions(verify=verify, post_append=True), jobs=jobs)
         sorter.finish(lambda b: lines.extend(b.splitlines()))
         os.makedirs(self.archive_dir, exist_ok=True)
         os.makedirs(os.path.join(self.path, "indexes"), exist_ok=True)
@@ -171,12 +173,12 @@ def new_segment_name(indexes: str, stem: str) -> str:
     return os.path.join(indexes, f"{stem}-{stamp}-{os.urandom(3).hex()}{SEGMENT_EXT}")
 
 
-def add_warcs(coll_path: str, warcs: Sequence[str], *, link: bool = False, jobs: int = 1,
+def add_warcs(coll_path: Path, warcs: Paths, *, link: bool = False, jobs: int = 1,
               verify: bool = False) -> Optional[str]:
     """``Collection(coll_path).add(warcs, ...)``: the new segment's path, or None."""
     return Collection(coll_path).add(warcs, link=link, jobs=jobs, verify=verify)
 
 
-def compact(coll_path: str) -> Optional[str]:
+def compact(coll_path: Path) -> Optional[str]:
     """``Collection(coll_path).compact()``: the merged segment's path."""
     return Collection(coll_path).compact()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import BinaryIO, Callable, List, Optional, Sequence
+from typing import BinaryIO, Callable, Iterable, List, Optional, Sequence, Union
 
 from .._ext.gzip_members import FORMAT_GZIP, Reader
 from ..durable import temp_file
@@ -22,6 +22,16 @@ from .cdx import CDX11_HEADER, FileStats, IndexOptions, display_name, index_file
 from .sort import LineSorter
 
 Write = Callable[[bytes], object]
+Path = Union[str, "os.PathLike[str]"]
+# One path, or several: a lone str is one path, never its characters.
+Paths = Union[Path, Iterable[Path]]
+
+
+def path_list(inputs: Paths) -> List[str]:
+    """``inputs`` as a list of str paths: a single path (str or PathLike) is a list of one."""
+    if isinstance(inputs, (str, os.PathLike)):
+        return [os.fspath(inputs)]
+    return [os.fspath(p) for p in inputs]
 
 MIN_PIECE = 1 << 20   # smallest range of a split file (at the end of the run, so that the workers finish together)
 FIND_WINDOW = 1 << 16
@@ -355,10 +365,12 @@ def plan(inputs: Sequence[str], opts: IndexOptions, jobs: int) -> List[Task]:
     return tasks
 
 
-def index_paths(inputs: Sequence[str], write: Write, opts: IndexOptions, jobs: int = 1,
+def index_paths(inputs: Paths, write: Write, opts: IndexOptions, jobs: int = 1,
                 sort: bool = False) -> FileStats:
     """Index every input (files, directories, '-' for standard input) into write(); return the
-    totals. A stream (standard input, a FIFO) is read once, forward, by one worker."""
+    totals. ``inputs`` is one path (str or PathLike) or an iterable of them. A stream (standard
+    input, a FIFO) is read once, forward, by one worker."""
+    inputs = path_list(inputs)
     for p in inputs:
         if is_store_url(p):
             from ..store.urls import check_url   # imported here: see cdx.index_file (start-up)

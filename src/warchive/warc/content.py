@@ -193,13 +193,14 @@ def decode_body(body: bytes, transfer_encoding: Optional[str] = None,
     return _Decoded(blocks, content_encoding).read()
 
 
-def content_stream(record) -> io.RawIOBase:
-    """De-chunked, decoded payload of ``record`` (its raw payload when it has no HTTP head)."""
+def content_stream(record: Any, decode: bool = True) -> io.RawIOBase:
+    """De-chunked payload of ``record`` (a reader's ``Record`` or a ``WholeRecord``), decoded
+    too unless ``decode`` is false (its raw payload when it has no HTTP head)."""
     payload = record.payload
     http = record.http
     if not http:
         return payload
-    encoding = http.get("content-encoding")
+    encoding = http.get("content-encoding") if decode else None
     if encoding and _decoder(encoding) is None:
         encoding = None
     if http.get("transfer-encoding") == "chunked":

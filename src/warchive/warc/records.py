@@ -13,6 +13,7 @@ import io
 from typing import Any, Callable, List, Optional, Protocol, Tuple
 
 from ..errors import ArchiveError
+from .content import content_stream
 from .headers import Headers
 from .record import HeaderFields
 from .source import ByteReader
@@ -164,6 +165,12 @@ class Record(HeaderFields):
         if self._stream is None:
             self._stream = PayloadStream(self, self._payload)
         return self._stream
+
+    def content_stream(self, decode: bool = True) -> io.RawIOBase:
+        """The payload as a browser saw it: de-chunked and, unless ``decode`` is false, decoded
+        (gzip, deflate, br), as warcio's ``content_stream()``; read it instead of ``payload``
+        (warchive.warc.content.content_stream)."""
+        return content_stream(self, decode)
 
     def block(self) -> "PayloadStream":
         """The whole record block (HTTP head included), once, while on this record."""

@@ -21,6 +21,7 @@ import io
 from typing import BinaryIO, Optional, Union
 
 from .._ext.gzip_members import FORMAT_GZIP, Reader
+from .content import content_stream
 from .framing import WARC_SEPARATOR
 from .headers import Head, Headers, http_head, parse_head, warc_protocol
 from .record import HeaderFields
@@ -70,6 +71,10 @@ class WholeRecord(HeaderFields):
     def payload_bytes(self) -> memoryview:
         """The payload, without a stream."""
         return memoryview(self._data)[self._payload_at:self._end]
+
+    def content_stream(self, decode: bool = True) -> io.RawIOBase:
+        """The payload de-chunked and, unless ``decode`` is false, decoded (Record.content_stream)."""
+        return content_stream(self, decode)
 
     def block(self) -> io.BytesIO:
         """The whole record block (HTTP head included)."""

@@ -1,0 +1,91 @@
+"""The Python API as docs/api.md presents it to a developer embedding warchive: one import per
+job, single paths taken as paths, the decoded payload on the record, collections made and grown
+from Python. Expected payloads are warcio's content_stream()."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import pathlib
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator as WarcioIterator
+
+import warchive.warc
+from warchive.collection import Collection
+from warchive.index.build import index_paths
+from warchive.index.cdx import IndexOptions
+from warchive.warc.writer import WarcWriter
+
+REQ = b"GET /a HTTP/1.1\r\nHost: example.com\r\n\r\n"
+BODY = b"hello, decoded world " * 20
+ZIPPED = gzip.compress(BODY)
+CHUNKED = b"".join(b"%x\r\n%s\r\n" % (len(ZIPPED[i:i + 100]), ZIPPED[i:i + 100])
+                   for i in range(0, len(ZIPPED), 100)) + b"0\r\n\r\n"
+RESP = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n" + CHUNKED)
+
+
+@pytest.fixture
+def warc(tmp_path) -> pathlib.Path:
+    path = tmp_path / "one.warc.gz"
+    with WarcWriter(str(path)) as w:
+        w.write_exchange("http://example.com/a", REQ, RESP, date="2026-01-02T03:04:05Z")
+    return path
+
+
+def warcio_payloads(path):
+    with open(path, "rb") as f:
+        return [r.content_stream().read() for r in WarcioIterator(f) if r.rec_type == "response"]
+
+
+# --------------------------------------------------------------------------- index_paths
+
+
+def lines_of(inputs) -> bytes:
+    out = io.BytesIO()
+    index_paths(inputs, out.write, IndexOptions(), sort=True)
+    return out.getvalue()
+
+
+def test_index_paths_takes_a_single_path_as_one_path(warc):
+    expected = lines_of([str(warc)])
+    assert expected.count(b"\n") == 1
+    assert lines_of(str(warc)) == expected
+    assert lines_of(warc) == expected
+    assert lines_of((p for p in [warc])) == expected
+
+
+# --------------------------------------------------------------------------- collections
+
+
+def test_a_collection_is_made_and_grown_from_python(tmp_path, warc):
+    from warchive.index.query import Index
+
+    coll = Collection.init(tmp_path / "web")
+    assert coll.path == str(tmp_path / "web")
+    seg = coll.add(warc)   # one path, as a PathLike
+    assert seg is not None and seg.endswith(".seg")
+    assert (tmp_path / "web" / "archive" / "one.warc.gz").read_bytes() == warc.read_bytes()
+    coll.add([str(warc)])   # the same file again: a second segment, the same captures
+    assert len(coll.segments()) == 2
+    merged = coll.compact()
+    assert coll.segments() == [merged]
+    with Index(str(tmp_path / "web")) as idx:
+        caps = idx.query("http://example.com/a")
+    assert [(c.timestamp, c.status, c.filename) for c in caps] == [("20260102030405", "200", "one.warc.gz")]
+
+
+# --------------------------------------------------------------------------- the decoded payload
+
+
+@pytest.mark.parametrize("decode", [True, False])
+def test_records_give_the_dechunked_payload_as_warcio_does(warc, decode):
+    got = []
+    with warchive.warc.open(str(warc), types={"response"}) as records:
+        for rec in records:
+            got.append(rec.content_stream(decode=decode).read())
+    if decode:
+        assert got == warcio_payloads(warc) == [BODY]
+    else:
+        assert got == [ZIPPED]
