@@ -7,6 +7,8 @@ from __future__ import annotations
 import gzip
 import io
 import pathlib
+import subprocess
+import sys
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
@@ -89,3 +91,41 @@ def test_records_give_the_dechunked_payload_as_warcio_does(warc, decode):
         assert got == warcio_payloads(warc) == [BODY]
     else:
         assert got == [ZIPPED]
+
+
+# --------------------------------------------------------------------------- package faces
+
+
+def test_one_import_per_job():
+    from warchive.index import Capture, Index, IndexOptions, QueryError, Segment, index_file, index_paths as ip
+    from warchive.index import write_segment
+    from warchive.replay import CaptureLoader, LoadedCapture, load_capture, load_closest
+    from warchive.warc import WarcWriter, Written, content_stream, read_whole
+    import warchive.index.build
+    import warchive.index.capture
+    import warchive.index.query
+    import warchive.index.segment
+    import warchive.replay.load
+    import warchive.warc.writer
+
+    assert (Index, Capture, QueryError) == (warchive.index.query.Index, warchive.index.capture.Capture,
+                                            warchive.index.capture.QueryError)
+    assert (ip, IndexOptions, index_file) == (index_paths, warchive.index.cdx.IndexOptions,
+                                              warchive.index.cdx.index_file)
+    assert (Segment, write_segment) == (warchive.index.segment.Segment, warchive.index.segment.write_segment)
+    assert (CaptureLoader, LoadedCapture, load_capture, load_closest) == (
+        warchive.replay.load.CaptureLoader, warchive.replay.load.LoadedCapture, warchive.replay.load.load_capture,
+        warchive.replay.load.load_closest)
+    assert (WarcWriter, Written) == (warchive.warc.writer.WarcWriter, warchive.warc.writer.Written)
+    assert content_stream is warchive.warc.content.content_stream and read_whole is warchive.warc.whole.read_whole
+    with pytest.raises(AttributeError):
+        warchive.index.Nothing  # noqa: B018
+
+
+def test_the_faces_leave_the_query_engine_and_the_writer_unimported():
+    """``warchive index`` imports warchive.index and warchive.warc: neither imports what it
+    does not use until one of its names is asked for."""
+    code = ("import sys, warchive.index, warchive.warc; "
+            "print([m for m in ('warchive.index.query', 'warchive.warc.writer') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
