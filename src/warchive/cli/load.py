@@ -11,7 +11,7 @@ import sys
 from argparse import ArgumentParser, Namespace
 from typing import BinaryIO, Callable, Optional
 
-from ..replay.load import CaptureLoader
+from ..replay.load import CaptureLoader, capture_fields
 from . import paths
 from .access import check_sources
 from .commands import UsageError
@@ -59,7 +59,7 @@ def load(args: Namespace) -> int:
     body: Optional[BinaryIO] = None
     try:
         if args.cdx:
-            cap = loader.load(args.cdx, dechunk=not args.raw, decompress=args.decompress)
+            cap = loader.load(capture_fields(args.cdx), dechunk=not args.raw, decompress=args.decompress)
         else:
             cap = loader.load_closest(url, ts, dechunk=not args.raw, decompress=args.decompress)
         with cap:

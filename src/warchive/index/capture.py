@@ -1,5 +1,12 @@
 """The capture record: one index line as the query engine, the loader and replay see it.
 
+It is the one type a capture has from the query to the reply: ``Index.query``
+answers with ``Capture`` records, the loader (warchive.replay.load) takes them
+as they are and serves one as ``LoadedCapture.cdx``, and replay's Memento
+headers, self-redirect rule and revisit lookups read them. What a user gives
+instead, an index line or a dict of fields, is made a ``Capture`` where it
+comes in (``warchive.index.query.parse_line``, ``Capture.from_fields``).
+
 A ``Capture`` holds the stored line (bytes, trailing whitespace removed) and
 the ``Origin`` it came from (the source's name and collection, what pywb adds
 to every capture: docs/cdx-api.md R15, R16). Its ``urlkey`` and ``timestamp``
@@ -206,7 +213,8 @@ class Capture(Mapping[str, Any]):
     @classmethod
     def from_fields(cls, fields: Mapping[str, Any]) -> "Capture":
         """A record of fields that no index line holds (``line`` is empty): the paging
-        information ``Index.query`` answers for showNumPages/showPagedIndex on ZipNum."""
+        information ``Index.query`` answers for showNumPages/showPagedIndex on ZipNum, the
+        fields a user gives the loader, or what a record's own head says of it."""
         c = cls(b"")
         c._kt = (str(fields.get("urlkey", "")), str(fields.get("timestamp", "")))
         c._fields = dict(fields)

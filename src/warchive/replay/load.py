@@ -59,8 +59,9 @@ from .streams import Chain, payload_stream
 
 PathLike = Union[str, os.PathLike[str]]
 
-# What names a capture: a CDXJ or CDX line (bytes or str), or its fields as Index.query returns them.
-CaptureLine = Union[bytes, str, Mapping[str, Any]]
+# What names a capture: a Capture as Index.query returns it, a CDXJ or CDX line (bytes or str),
+# or a mapping of its fields; the loader turns the last two into a Capture (capture_fields).
+CaptureLine = Union[Capture, bytes, str, Mapping[str, Any]]
 
 # What a loader looks captures up in (to find originals, and for load_closest):
 #   an Index              used as it is, and left open for its owner to close;
@@ -73,7 +74,7 @@ IndexArg = Union[Index, PathLike, Sequence[PathLike], None]
 # --------------------------------------------------------------------------- errors
 
 class CaptureLineError(ArchiveError, ValueError):
-    """An index line or capture dict that cannot name a record (no offset, bad number...)."""
+    """An index line or capture that cannot name a record (no offset, bad number...)."""
 
 
 # --------------------------------------------------------------------------- what a load returns
@@ -84,9 +85,10 @@ class LoadedCapture:
     ``headers`` (the HTTP head, warchive.warc.Headers, as archived), ``payload`` (a binary
     stream), ``warc_headers`` (the WARC head of the capture's own record), ``records``
     (RecordInfo of every record used), ``resolved_by`` (how the payload was found), ``cdx``
-    (the capture's fields) and, from ``load_closest``, ``skipped`` (captures tried first and
-    why they failed). Close it (or use ``with``) to release the files."""
-    cdx: Dict[str, Any]
+    (the Capture loaded: a read-only mapping of its fields) and, from ``load_closest``,
+    ``skipped`` (captures tried first and why they failed). Close it (or use ``with``) to
+    release the files."""
+    cdx: Capture
     headers: Headers
     warc_headers: Headers
     payload: BinaryIO
@@ -96,7 +98,7 @@ class LoadedCapture:
     transfer_decoded: bool         # the payload was de-chunked
     content_decoded: bool          # the payload's Content-Encoding was undone
     closers: List[Callable[[], None]] = field(default_factory=list)   # called once, by close()
-    skipped: List[Tuple[Mapping[str, Any], str]] = field(default_factory=list)
+    skipped: List[Tuple[Capture, str]] = field(default_factory=list)
 
     @property
     def status_line(self) -> str:
@@ -130,19 +132,22 @@ class LoadedCapture:
 
 # --------------------------------------------------------------------------- capture fields
 
-def capture_fields(cdx: CaptureLine) -> Dict[str, Any]:
-    """The fields of a CDXJ or CDX line (bytes or str, as pywb reads it: R14) or a dict as
-    ``Index.query`` returns it."""
+def capture_fields(cdx: CaptureLine) -> Capture:
+    """The capture ``cdx`` names, as a Capture: a Capture (as ``Index.query`` returns it) as it
+    is, its fields read; a CDXJ or CDX line (bytes or str) read at once as pywb reads it (R14);
+    a mapping of fields as the Capture of those fields. An unreadable line raises
+    CaptureLineError, an unreadable Capture its QueryError."""
     if isinstance(cdx, Capture):
-        return cdx.as_dict()
+        cdx.fields
+        return cdx
     if isinstance(cdx, Mapping):
-        return dict(cdx)
+        return Capture.from_fields(cdx)
     line = cdx.encode("utf-8") if isinstance(cdx, str) else bytes(cdx)
     line = line.strip(b"\r\n")
     if not line.strip():
         raise CaptureLineError("an empty index line names no capture")
     try:
-        return dict(parse_line(line).fields)
+        return parse_line(line)
     except QueryError as e:
         raise CaptureLineError(f"not an index line: {e.message}") from None
 
@@ -157,15 +162,15 @@ def _length(v: Any) -> Optional[int]:
     return n if n > 0 else None
 
 
-def _int_field(f: Mapping[str, Any], name: str) -> int:
-    v = f.get(name)
+def _byte_offset(v: Any, what: Optional[Capture]) -> int:
+    """An offset field's value as a byte offset (``what``: the capture it names, for errors)."""
+    url, ts = (what.get("url"), what.get("timestamp")) if what is not None else (None, None)
     try:
-        n = int(v)  # type: ignore[arg-type]
+        n = int(v)
     except (TypeError, ValueError):
-        raise CaptureLineError(f"capture {f.get('url')!r} {f.get('timestamp')}: {name} {v!r} is not a "
-                               "byte offset") from None
+        raise CaptureLineError(f"capture {url!r} {ts}: offset {v!r} is not a byte offset") from None
     if n < 0:
-        raise CaptureLineError(f"capture {f.get('url')!r} {f.get('timestamp')}: negative {name} {n}")
+        raise CaptureLineError(f"capture {url!r} {ts}: negative offset {n}")
     return n
 
 
@@ -250,7 +255,7 @@ class CaptureLoader:
             caps = self.index.query(url, **params)
         if not caps:
             raise CaptureNotFound(f"{url}: no capture in the index")
-        skipped: List[Tuple[Mapping[str, Any], str]] = []
+        skipped: List[Tuple[Capture, str]] = []
         redirects = SelfRedirects(url)
         unreadable = False     # a read failed (I/O error): the capture may load later
         for c in caps:
@@ -275,15 +280,16 @@ class CaptureLoader:
             f"{url}: none of its {len(caps)} captures near {timestamp} could be loaded: {why}{more}")
 
     # -- resolution
-    def _open(self, opened: "_Opened", filename: str, offset: Any, what: Mapping[str, Any]) -> OpenRecord:
-        """The record at ``offset`` of ``filename`` (``what`` names the capture in errors), closed
-        with the other records of its load (``opened``)."""
-        off = _int_field({"url": what.get("url"), "timestamp": what.get("timestamp"), "offset": offset}, "offset")
-        o = self.archives.open(filename, off, _length(what.get("length")))
+    def _open(self, opened: "_Opened", filename: str, offset: Any, what: Optional[Capture]) -> OpenRecord:
+        """The record at ``offset`` of ``filename`` (``what``: the capture it is, which names it in
+        errors and whose length, where there, is read as its length), closed with the other
+        records of its load (``opened``)."""
+        off = _byte_offset(offset, what)
+        o = self.archives.open(filename, off, _length(what.get("length")) if what is not None else None)
         opened.append(o.close)
         return o
 
-    def _resolve(self, f: Dict[str, Any], opened: "_Opened") -> _Resolution:
+    def _resolve(self, f: Capture, opened: "_Opened") -> _Resolution:
         filename = f.get("filename")
         if not filename or filename == "-":
             # no record of its own (an old-style revisit line): everything from the original,
@@ -313,14 +319,14 @@ class CaptureLoader:
         return Originals(self.index, self.record_indexes, functools.partial(self._open, opened))
 
     def _open_segment(self, fname: str, offset: int, origin: str, opened: "_Opened") -> OpenRecord:
-        o = self._open(opened, fname, offset, {})
+        o = self._open(opened, fname, offset, None)
         if o.rec.type != "continuation" or unbracket(o.rec.headers.get("WARC-Segment-Origin-ID")) != origin:
             raise RecordFormatError(o.path, offset, f"not a continuation of <{origin}>",
                                     "the record index does not match the file: write it again")
         return o
 
     # -- the answer
-    def _build(self, f: Dict[str, Any], res: _Resolution, opened: "_Opened", dechunk: bool,
+    def _build(self, f: Capture, res: _Resolution, opened: "_Opened", dechunk: bool,
                decompress: bool) -> LoadedCapture:
         payload = res.payload
         head = res.head

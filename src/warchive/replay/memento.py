@@ -20,7 +20,7 @@ import functools
 from bisect import bisect_left, bisect_right
 from datetime import datetime, timedelta
 from email.utils import parsedate_tz
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import ArchiveError
 from ..index.capture import Capture
@@ -33,9 +33,9 @@ LINK_FORMAT = "application/link-format"
 TIMEMAP_TYPES = {"link": LINK_FORMAT, "json": "text/x-ndjson", "cdxj": "text/x-cdxj"}
 DEFAULT_PAGE_SIZE = 10000   # mementos in one page of a link-format TimeMap (docs/replay.md)
 
-# A capture: a Capture of the query engine, or the dict of fields the loader serves
-# (LoadedCapture.cdx); only its timestamp, url and source-coll are read.
-CaptureLike = Mapping[str, Any]
+# A capture: a Capture of the query engine, as the loader serves it too (LoadedCapture.cdx);
+# only its timestamp, url and source-coll are read.
+CaptureLike = Capture
 
 
 class MementoError(ArchiveError, ValueError):
@@ -149,12 +149,11 @@ def _memento_link(url: str, rel: str, datetime_: str, coll: Optional[str]) -> st
 
 
 def _timestamp(c: CaptureLike) -> str:
-    return c.timestamp if isinstance(c, Capture) else str(c.get("timestamp", ""))
+    return c.timestamp
 
 
 def _url(c: CaptureLike) -> str:
-    url = c.url if isinstance(c, Capture) else c.get("url")
-    return str(url) if url else ""
+    return c.url or ""
 
 
 def _coll(c: CaptureLike) -> Optional[str]:

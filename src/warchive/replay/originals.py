@@ -1,6 +1,6 @@
 """A revisit's original: the record holding the payload a revisit stands for.
 
-``Originals(index, record_indexes, open_at).find(fields, head)`` runs the
+``Originals(index, record_indexes, open_at).find(capture, head)`` runs the
 lookups below in order, the first that finds a record that opens winning
 (docs/api.md, "How a revisit is resolved", says the same for users):
 
@@ -24,9 +24,10 @@ from __future__ import annotations
 import calendar
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 from ..errors import ArchiveError, CaptureNotFound
+from ..index.capture import Capture
 from ..index.query import Index
 from ..index.rix import RecordIndex, RixEntry, date_timestamp, unbracket
 from ..timestamps import timestamp_to_datetime
@@ -37,9 +38,9 @@ from .archives import OpenRecord
 MAX_CANDIDATES = 100        # originals tried per lookup, closest first
 MAX_CHAIN = 4               # revisit -> revisit -> ... followed through record ids
 
-# open_at(filename, offset, fields): the record at offset of filename; fields are the index fields of that
-# record: they name it in errors, and their length, where there, is read as its length
-OpenAt = Callable[[str, Any, Mapping[str, Any]], OpenRecord]
+# open_at(filename, offset, capture): the record at offset of filename; capture is that record's (None:
+# none known): it names the record in errors, and its length, where there, is read as the record's length
+OpenAt = Callable[[str, Any, Optional[Capture]], OpenRecord]
 
 
 class OriginalNotFound(CaptureNotFound):
@@ -64,8 +65,8 @@ class _Unusable(ArchiveError):
 
 @dataclass
 class _Revisit:
-    """What a revisit's index line and record (when it has one) say of its original."""
-    fields: Mapping[str, Any]
+    """What a revisit's capture and record (when it has one) say of its original."""
+    capture: Capture
     head: Optional[OpenRecord]
     digest: Optional[Digest]
     timestamp: str
@@ -75,7 +76,7 @@ class _Revisit:
     refers_id: Optional[str]        # WARC-Refers-To (a record id)
 
     @classmethod
-    def of(cls, f: Mapping[str, Any], head: Optional[OpenRecord]) -> "_Revisit":
+    def of(cls, f: Capture, head: Optional[OpenRecord]) -> "_Revisit":
         rec = head.rec if head is not None else None
         h = rec.headers if rec is not None else None
         digest = Digest.find(f.get("digest"))
@@ -103,9 +104,9 @@ class Originals:
         self.record_indexes = list(record_indexes)
         self.open_at = open_at
 
-    def find(self, f: Mapping[str, Any], head: Optional[OpenRecord], depth: int = 0) -> Tuple[OpenRecord, str]:
-        """The original of the revisit whose fields are ``f`` (``head``: its record, None for a
-        line without one) and how it was found: the first of the lookups that finds it."""
+    def find(self, f: Capture, head: Optional[OpenRecord], depth: int = 0) -> Tuple[OpenRecord, str]:
+        """The original of the revisit ``f`` (``head``: its record, None for a line without
+        one) and how it was found: the first of the lookups that finds it."""
         r = _Revisit.of(f, head)
         looked: List[str] = []
         for how, lookup in self._lookups(r, depth):
@@ -121,7 +122,7 @@ class Originals:
         """The lookups that apply to a revisit, in order; each is run only when those before it
         found nothing."""
         out: List[Tuple[str, Callable[[], OpenRecord]]] = []
-        of = r.fields.get("orig.filename")
+        of = r.capture.get("orig.filename")
         if of and of != "-":      # resolveRevisits joined the original in the result
             out.append(("orig.* fields", functools.partial(self._from_orig_fields, r)))
         when = r.refers_ts or r.timestamp
@@ -139,10 +140,11 @@ class Originals:
         return out
 
     def _from_orig_fields(self, r: _Revisit) -> OpenRecord:
-        of, off = r.fields.get("orig.filename"), r.fields.get("orig.offset")
+        c = r.capture
+        of, off = c.get("orig.filename"), c.get("orig.offset")
+        orig = Capture.from_fields({"url": c.get("url"), "timestamp": c.get("timestamp"), "length": c.get("orig.length")})
         try:
-            return self.open_at(str(of), off, {"url": r.fields.get("url"), "timestamp": r.fields.get("timestamp"),
-                                               "length": r.fields.get("orig.length")})
+            return self.open_at(str(of), off, orig)
         except ArchiveError as e:
             raise _NotThere(f"orig.filename {of} at {off}: {e}") from None
 
@@ -165,7 +167,7 @@ class Originals:
         if not cands:
             raise _NotThere(f"{what}: no such capture in the index")
 
-        def open_capture(c: Mapping[str, Any]) -> OpenRecord:
+        def open_capture(c: Capture) -> OpenRecord:
             o = self.open_at(str(c.get("filename")), c.get("offset"), c)
             if o.rec.type == "revisit":
                 raise _Unusable(f"{o.filename}:{o.rec.offset} is a revisit record (stale index?)")
@@ -189,7 +191,7 @@ class Originals:
             if depth >= MAX_CHAIN:
                 raise _Unusable(f"revisits refer to revisits more than {MAX_CHAIN} deep")
             try:
-                return self.find(_fields_of(o.rec), o, depth + 1)[0]
+                return self.find(_capture_of(o.rec), o, depth + 1)[0]
             except OriginalNotFound as err:
                 raise _Unusable(f"it is a revisit whose own original was not found ({'; '.join(err.looked)})") \
                     from None
@@ -216,7 +218,7 @@ class Originals:
         return entries
 
     def _open_entry(self, e: RixEntry) -> OpenRecord:
-        return self.open_at(e.filename, e.offset, {"url": e.url, "timestamp": e.timestamp})
+        return self.open_at(e.filename, e.offset, Capture.from_fields({"url": e.url, "timestamp": e.timestamp}))
 
 
 T = TypeVar("T")
@@ -241,9 +243,10 @@ def _digest_filter(d: Digest) -> str:
     return "~digest:(?i)(?:[a-z0-9-]+:)?(?:" + d.base32.rstrip("=") + "=*|" + d.hex + ")$"
 
 
-def _fields_of(rec: HeaderFields) -> Dict[str, Any]:
-    return {"url": rec.target_uri, "timestamp": date_timestamp(rec.date) or "",
-            "digest": rec.headers.get("WARC-Payload-Digest") or "-"}
+def _capture_of(rec: HeaderFields) -> Capture:
+    """The capture a record found through the record index stands for (its fields from its head)."""
+    return Capture.from_fields({"url": rec.target_uri, "timestamp": date_timestamp(rec.date) or "",
+                                "digest": rec.headers.get("WARC-Payload-Digest") or "-"})
 
 
 def _seconds(ts: str) -> int:

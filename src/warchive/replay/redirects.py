@@ -1,16 +1,17 @@
 """Self-redirects: a 3xx capture whose Location is the URL asked for, which replay must skip
 (serving it would loop), by pywb's rule (``responseloader.py:BaseLoader.raise_on_self_redirect``).
 
-This module only compares a capture's fields and served head with a request
-URL; it opens nothing.
+This module only compares a capture (``warchive.index.capture.Capture``) and its served
+head with a request URL; it opens nothing.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Protocol
+from typing import Optional, Protocol
 from urllib.parse import urlsplit
 
 from ..errors import CaptureNotFound, UrlError
+from ..index.capture import Capture
 from ..surt import surt
 from ..warc.headers import Headers
 
@@ -35,7 +36,7 @@ class SelfRedirects:
         self.request_url = request_url
         self.key: Optional[str] = None
 
-    def check(self, cdx: Mapping[str, Any], cap: Served) -> None:
+    def check(self, cdx: Capture, cap: Served) -> None:
         """Raise SelfRedirect when ``cap`` (the capture ``cdx`` names) redirects to the request:
         only when the index line's status is not 2xx/4xx/5xx and the served status is 3xx other
         than 304; the Location (made absolute with the capture's host when it starts with
@@ -67,7 +68,7 @@ class SelfRedirects:
             raise SelfRedirect(f"{cdx.get('url')} at {cdx.get('timestamp')} redirects to itself ({location})")
 
 
-def check_self_redirect(request_url: str, cdx: Mapping[str, Any], cap: Served) -> None:
+def check_self_redirect(request_url: str, cdx: Capture, cap: Served) -> None:
     """SelfRedirects(request_url).check(cdx, cap): the rule for one capture alone."""
     SelfRedirects(request_url).check(cdx, cap)
 

@@ -319,7 +319,7 @@ class Replayer:
         head.append(("Content-Length", str(size)))
         return Reply(status, head, iter(held))
 
-    def _to_exact(self, served: Served, cap: Mapping[str, Any], timeline: Timeline, modifier: str, full: str,
+    def _to_exact(self, served: Served, cap: Capture, timeline: Timeline, modifier: str, full: str,
                   is_timegate: bool, warc_date: Optional[str]) -> Reply:
         """307 to the exact memento (redirect_to_exact), with pywb's Memento headers."""
         url = str(cap.get("url") or "")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 from urllib.parse import urlsplit
 
 from ..errors import ArchiveError
@@ -107,11 +107,11 @@ def find_screenshots(index: IndexLike, page_url: str, *, variants: bool = True, 
     return out
 
 
-def load_screenshot(capture: Mapping[str, Any], index: Optional[IndexLike] = None,
+def load_screenshot(capture: Capture, index: Optional[IndexLike] = None,
                     archive_paths: Optional[Sequence[str]] = None) -> Tuple[bytes, Dict[str, Any]]:
     """The PNG bytes and the metadata (WARC-JSON-Metadata, {} when absent) of a screenshot capture
     that ``find_screenshots`` returned."""
-    with load_capture(dict(capture), index=index, archive_paths=archive_paths) as cap:
+    with load_capture(capture, index=index, archive_paths=archive_paths) as cap:
         data = cap.read()
         raw = cap.warc_headers.get(JSON_METADATA)
     try:
