@@ -13,17 +13,14 @@ from libc.stdlib cimport free
 from libc.string cimport memset
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 
-from _lib.wa_common cimport WA_OK, WA_EOF, WA_SLOW, WA_E_NOMEM, wa_buf_put
+from _lib.wa_common cimport WA_OK, WA_EOF, WA_SLOW, wa_buf_put
 from _lib.wa_gzip cimport *
 from _lib.wa_cdx cimport *
 from _lib.wa_surt cimport WA_SURT_OPT_DEFAULT, WA_SURT_OPT_ALL
-from _lib.wa_common cimport WA_E_CALLBACK
 from _pyread cimport py_pread
+from _status cimport raise_status
 
-import errno
 import os
-
-from warchive.errors import ReadError
 
 OK = WA_OK
 EOF = WA_EOF
@@ -87,22 +84,17 @@ cdef class LineIndexer:
         else:
             self._pread_box = [path, None]
             size = path.size
-        if wa_src_init(&self.x.src, self.fd, size, NULL, NULL, start, window, 64 << 20) != WA_OK:
-            raise MemoryError()
+        raise_status(wa_src_init(&self.x.src, self.fd, size, NULL, NULL, start, window, 64 << 20))
         if self._pread_box is not None:
             self.x.src.preadfn = py_pread
             self.x.src.ctx = <void *>self._pread_box
         self.src_ok = True
         rc = wa_gz_init(&self.x.g, &self.x.src)
         self.gz_ok = True
-        if rc != WA_OK:
-            raise MemoryError()
+        raise_status(rc)
         with nogil:
             rc = wa_src_get(&self.x.src, start, 2, &p, &avail)
-        if rc == WA_E_CALLBACK:
-            self._raise_callback()
-        if rc != WA_OK:
-            self._raise_io()
+        self._check(rc)
         self.x.gz = avail >= 2 and p[0] == 0x1f and p[1] == 0x8b
 
     def __dealloc__(self):
@@ -122,27 +114,18 @@ cdef class LineIndexer:
             rc = wa_ix_run(&self.x, flush_at)
         chunk = PyBytes_FromStringAndSize(<const char *>self.x.out, self.x.out_len)
         self.x.out_len = 0
-        if rc == WA_E_NOMEM:
-            raise MemoryError()
-        if rc == WA_E_CALLBACK:
-            self._raise_callback()
-        if rc < 0:
-            self._raise_io()
+        self._check(rc)
         return rc, chunk
 
-    cdef int _raise_io(self) except -1:
-        """A read that failed: ReadError (file and byte) for a disk's error, OSError for the rest."""
-        err = self.x.src.err_no
-        e = OSError(err, os.strerror(err) if err else "read error", self.path)
-        if err and err != errno.ESPIPE and self.path is not None:
-            raise ReadError.of(e, self.path, self.x.src.err_off)
-        raise e
-
-    cdef int _raise_callback(self) except -1:
-        exc = self._pread_box[1] if self._pread_box is not None else None
+    cdef int _check(self, int rc) except -1:
+        """0 for a status that is not a failure; else raises its exception: for a failed read a
+        ReadError naming the file and byte, for a read callback's failure its own exception."""
+        if rc >= 0:
+            return 0
+        kept = None
         if self._pread_box is not None:
-            self._pread_box[1] = None
-        raise exc if exc is not None else OSError("read callback failed")
+            kept, self._pread_box[1] = self._pread_box[1], None
+        return raise_status(rc, self.path, self.x.src.err_off, None, "", kept, self.x.src.err_no)
 
     @property
     def gzip(self):

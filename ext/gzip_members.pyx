@@ -19,17 +19,16 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITE
 from cpython.memoryview cimport PyMemoryView_FromMemory
 
-from _lib.wa_common cimport WA_OK, WA_EOF, WA_E_IO, WA_E_NOMEM, WA_E_TRUNCATED, WA_E_CALLBACK
+from _lib.wa_common cimport WA_OK, WA_EOF, WA_E_IO, WA_E_TRUNCATED
 from _lib.wa_gzip cimport *
 from _lib.wa_codec cimport wa_inflate_libs
 from _pyread cimport py_pread
+from _status cimport raise_status, status_table
 
-import errno
 import io
 import os
 import stat
 
-from warchive.errors import GzipError, TruncatedError, ArchiveError, ReadError
 
 cdef size_t HEAD_WINDOW = 64 * 1024
 
@@ -71,6 +70,13 @@ cdef int _py_read(void *ctx, uint8_t *dst, size_t n, size_t *got) noexcept with 
     except BaseException as e:
         r._exc = e
         return -1
+
+
+def status_exceptions():
+    """{status code: exception class} of every failure code of the C cores: the one table every
+    kernel raises by (ext/_status.pxd). WA_E_CALLBACK's class is BaseException: a callback's own
+    exception is raised as it is."""
+    return status_table()
 
 
 def _random_access(source):
@@ -144,16 +150,14 @@ cdef class Reader:
         if self.fd >= 0:
             size = os.fstat(self.fd).st_size
         rc = wa_src_init(&self.src, self.fd, size, fn, <void *>self, self.start, window, 64 << 20)
-        if rc != WA_OK:
-            raise MemoryError()
+        raise_status(rc)
         if self._pread_box is not None:
             self.src.preadfn = py_pread
             self.src.ctx = <void *>self._pread_box
         self.src_ok = True
         rc = wa_gz_init(&self.g, &self.src)
         self.gz_ok = True
-        if rc != WA_OK:
-            raise MemoryError()
+        raise_status(rc)
         if length and wa_src_random(&self.src):
             self.src.ahead = length
             self.g.hint_off = self.start
@@ -196,24 +200,21 @@ cdef class Reader:
     cdef int _check(self, int rc, int64_t off) except -1:
         if rc >= 0:
             return 0
-        if rc == WA_E_CALLBACK:
-            exc = self._exc
-            self._exc = None
-            if self._pread_box is not None:
-                exc, self._pread_box[1] = self._pread_box[1], None
-            raise exc
-        if rc == WA_E_NOMEM:
-            raise MemoryError()
         if rc == WA_E_IO:   # the disk failed (EIO): a ReadError naming the byte, as damage is named
-            err = self.src.err_no
-            if err == errno.ESPIPE:
-                raise OSError(err, os.strerror(err), self.path)
-            raise ReadError.of(OSError(err, os.strerror(err) if err else "read error"), self.path, self.src.err_off)
+            return raise_status(rc, self.path, self.src.err_off, None, "", None, self.src.err_no)
         why = (self.g.why or b"gzip error").decode()
         at = self.g.err_off if self.g.why != NULL else off
-        if rc == WA_E_TRUNCATED:
-            raise TruncatedError(self.path, at, why, "the file was cut short; --skip-errors indexes what comes before")
-        raise GzipError(self.path, at, why, "the member is corrupt; --skip-errors skips it")
+        remedy = ("the file was cut short; --skip-errors indexes what comes before" if rc == WA_E_TRUNCATED
+                  else "the member is corrupt; --skip-errors skips it")
+        return raise_status(rc, self.path, at, why, remedy, self._take_exc())
+
+    cdef object _take_exc(self):
+        """The exception a read callback kept (and forget it), or None."""
+        exc = self._exc
+        self._exc = None
+        if self._pread_box is not None:
+            exc, self._pread_box[1] = self._pread_box[1], None
+        return exc
 
     # ------------------------------------------------------------------ raw bytes
     def read_at(self, int64_t off, size_t n):

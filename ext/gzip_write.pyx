@@ -14,8 +14,9 @@ serves one caller at a time; this module knows nothing of gzip or WARC.
 from libc.stdint cimport uint8_t
 from cpython.bytes cimport PyBytes_FromStringAndSize
 
-from _lib.wa_common cimport WA_OK, WA_E_NOMEM, WA_E_FORMAT
+from _lib.wa_common cimport WA_OK
 from _lib.wa_deflate cimport *
+from _status cimport raise_status
 
 import os
 
@@ -25,12 +26,8 @@ cdef const uint8_t[1] _EMPTY
 
 
 cdef int _check(int rc, size_t n) except -1:
-    """0 for WA_OK; else raises MemoryError or ArchiveError."""
-    if rc == WA_E_NOMEM:
-        raise MemoryError()
-    if rc != WA_OK:
-        raise ArchiveError(f"deflate failed (status {rc}) on {n} bytes")
-    return 0
+    """0 for WA_OK; else raises MemoryError, or WriteError for a deflate that failed."""
+    return raise_status(rc, None, None, f"deflate failed (status {rc}) on {n} bytes")
 
 
 cdef class Deflater:
@@ -41,10 +38,7 @@ cdef class Deflater:
     def __cinit__(self, int level=2):
         self.ready = False
         rc = wa_defl_init(&self.d, level)
-        if rc == WA_E_FORMAT:
-            raise ValueError(f"deflate levels are 0 to 3, not {level}")
-        if rc != WA_OK:
-            raise MemoryError()
+        raise_status(rc, None, None, f"deflate levels are 0 to 3, not {level}")
         self.level = level
         self.ready = True
 
@@ -82,8 +76,7 @@ cdef class DeflateWorker:
         if level < 0 or level > 3:
             raise ValueError(f"deflate levels are 0 to 3, not {level}")
         rc = wa_dw_start(&self.w, level, spin_us)
-        if rc != WA_OK:
-            raise MemoryError()
+        raise_status(rc, None, None, f"deflate levels are 0 to 3, not {level}")
         self.running = True
         self.level = level
         self.pid = os.getpid()

@@ -18,8 +18,9 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.unicode cimport PyUnicode_DecodeASCII
 
-from _lib.wa_common cimport WA_OK, WA_SLOW, WA_E_NOMEM
+from _lib.wa_common cimport WA_OK, WA_SLOW, WA_SAME, WA_DONE, WA_NEED
 from _lib.wa_html cimport *
+from _status cimport raise_status
 
 # The modifier slots, in the C core's order (wa_urlfast.h WA_M_*): the handler maps them to
 # modifiers.
@@ -202,7 +203,7 @@ cdef class Kernel:
             PyBuffer_Release(&buf)
         if rc != WA_OK:
             self.broken = True
-            raise MemoryError()
+            raise_status(rc)
         if final:
             self.closed = True
         if h.links:
@@ -225,8 +226,7 @@ cdef class Kernel:
         try:
             rc = wa_rw_url(&self.h.rw, slot, force_abs, <const uint8_t *>PyBytes_AS_STRING(url),
                            <size_t>PyBytes_GET_SIZE(url), &out, &verbatim)
-            if rc < 0:
-                raise MemoryError()
+            raise_status(rc)
             return rc, _bytes(out.p, out.len) if rc == WA_DONE else b""
         finally:
             wa_hbuf_free(&out)
@@ -243,8 +243,7 @@ def join(bytes base not None, bytes ref not None):
         if wa_urlbase_set(&b, <const uint8_t *>PyBytes_AS_STRING(base), <size_t>PyBytes_GET_SIZE(base)):
             raise MemoryError()
         rc = wa_join(&b, <const uint8_t *>PyBytes_AS_STRING(ref), <size_t>PyBytes_GET_SIZE(ref), &out, &same)
-        if rc == WA_E_NOMEM:
-            raise MemoryError()
+        raise_status(rc)
         if rc == WA_SLOW:
             return None
         return ref if same else _bytes(out.p, out.len)

@@ -14,10 +14,9 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memchr
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize, PyBytes_Check
 
-from _lib.wa_common cimport WA_E_NOMEM, WA_E_FORMAT, WA_E_TOO_BIG
+from _lib.wa_common cimport WA_E_TOO_BIG, WA_E_UNSORTED, WA_E_COMPRESS
 from _lib.wa_segment cimport *
-
-from warchive.errors import IndexFormatError, UnsortedInputError
+from _status cimport raise_status
 
 COMPRESSIONS = {"none": WA_SEG_NONE, "deflate": WA_SEG_DEFLATE, "zstd": WA_SEG_ZSTD}
 HAVE_ZSTD = bool(wa_seg_have_zstd())
@@ -61,15 +60,17 @@ cdef class SegmentWriter:
         if block_bytes > (64 << 20):
             raise ValueError("block_bytes must be at most 64 MiB")
         cdef int lvl = DEFAULT_LEVELS[compression] if level is None else level
+        cdef int rc
         if compression == "zstd" and not 1 <= lvl <= 22:
             raise ValueError("zstd level must be 1..22")
         if compression == "deflate" and not 0 <= lvl <= 9:
             raise ValueError("deflate level must be 0..9 (ISA-L uses 0..3)")
         self.write = write
         self.source = source
-        if wa_segw_init(&self.w, restart_interval, block_lines, block_bytes, COMPRESSIONS[compression], lvl):
+        rc = wa_segw_init(&self.w, restart_interval, block_lines, block_bytes, COMPRESSIONS[compression], lvl)
+        if rc:
             wa_segw_free(&self.w)
-            raise MemoryError()
+            raise_status(rc)
         self.ready = True
 
     def __dealloc__(self):
@@ -77,12 +78,13 @@ cdef class SegmentWriter:
             wa_segw_free(&self.w)
 
     cdef int _raise(self, int rc) except -1:
-        if rc == WA_E_NOMEM:
-            raise MemoryError()
+        """Raise the exception of failed status rc: IndexFormatError naming the input and block,
+        WriteError naming the byte of the segment being written, MemoryError."""
         if rc == WA_E_TOO_BIG:
-            raise IndexFormatError(self.source, self.w.nblocks, "block too large (a line of gigabytes?)")
-        why = (<bytes>self.w.why).decode() if self.w.why != NULL else f"status {rc}"
-        raise IndexFormatError(self.source, self.w.nblocks, why)
+            why = "block too large (a line of gigabytes?)"
+        else:
+            why = (<bytes>self.w.why).decode() if self.w.why != NULL else f"status {rc}"
+        return raise_status(rc, self.source, self.w.file_off if rc == WA_E_COMPRESS else self.w.nblocks, why)
 
     cdef int _emit(self, bint force) except -1:
         if self.w.out.len and (force or self.w.out.len >= _WRITE_AT):
@@ -103,10 +105,10 @@ cdef class SegmentWriter:
             if rc:
                 self._raise(rc)
             self._emit(False)
-        elif rc == WA_E_FORMAT:
+        elif rc == WA_E_UNSORTED:
             prev = PyBytes_FromStringAndSize(<char *>self.w.last.p, <Py_ssize_t>self.w.last.len)
-            raise UnsortedInputError(self.source, self.w.total_lines + 1,
-                                     PyBytes_FromStringAndSize(<char *>p, <Py_ssize_t>n), prev)
+            raise_status(rc, self.source, None, None, "", None, 0,
+                         (self.w.total_lines + 1, PyBytes_FromStringAndSize(<char *>p, <Py_ssize_t>n), prev))
         elif rc:
             self._raise(rc)
         return 0

@@ -24,13 +24,14 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStri
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.list cimport PyList_Append
 
-from _lib.wa_common cimport WA_EOF, WA_E_NOMEM
+from _lib.wa_common cimport WA_EOF, WA_E_SHRUNK, WA_E_UNSUPPORTED
 from _lib.wa_segment cimport *
+from _status cimport raise_status
 
 import mmap as _mmap
 import os
 
-from warchive.errors import IndexFormatError, UnsupportedFormatError
+from warchive.errors import IndexFormatError
 
 COMPRESSION_NAMES = {WA_SEG_NONE: "none", WA_SEG_DEFLATE: "deflate", WA_SEG_ZSTD: "zstd"}
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -142,23 +143,25 @@ cdef class Segment:
         return 0
 
     cdef int _raise(self, int rc) except -1:
-        if rc == WA_E_NOMEM:
-            raise MemoryError()
+        """Raise the exception of failed status rc: IndexFormatError naming the file and the block
+        at fault, UnsupportedFormatError, MemoryError."""
+        if rc >= 0:
+            return 0
         if rc == WA_E_SHRUNK:
             b = self.r.err_block
             self.r.why = NULL
             self.r.err_block = -1
-            raise IndexFormatError(self.path, b, f"the file was cut short while open: block {b} at byte "
-                                   f"{self.r.boff[b]} (+{self.r.bdisk[b]}) is past its end now, "
-                                   f"{os.fstat(self.fd).st_size} of {self.r.size} bytes left "
-                                   "(rebuild it from its CDXJ or WARCs)")
+            return raise_status(rc, self.path, b, f"the file was cut short while open: block {b} at byte "
+                                f"{self.r.boff[b]} (+{self.r.bdisk[b]}) is past its end now, "
+                                f"{os.fstat(self.fd).st_size} of {self.r.size} bytes left "
+                                "(rebuild it from its CDXJ or WARCs)")
         why = (<bytes>self.r.why).decode() if self.r.why != NULL else f"status {rc}"
         block = self.r.err_block if self.r.err_block >= 0 else None
         self.r.why = NULL
         self.r.err_block = -1
-        if self.r.unsupported:
-            raise UnsupportedFormatError(f"{self.path}: {why} (install libzstd-dev and reinstall warchive)")
-        raise IndexFormatError(self.path, block, why + " (rebuild it from its CDXJ or WARCs)")
+        if rc == WA_E_UNSUPPORTED:
+            return raise_status(rc, None, None, f"{self.path}: {why} (install libzstd-dev and reinstall warchive)")
+        return raise_status(rc, self.path, block, why + " (rebuild it from its CDXJ or WARCs)")
 
     def __len__(self):
         self._check()

@@ -20,17 +20,17 @@ from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
 from posix.unistd cimport read, write
 
-from _lib.wa_common cimport WA_OK, WA_E_NOMEM, WA_E_CALLBACK, WA_E_TOO_BIG
+from _lib.wa_common cimport WA_OK, WA_E_UNSORTED, WA_E_TOO_BIG
 from _lib.wa_sort cimport (
-    WA_E_UNSORTED, WA_SORT_MAX_LINE,
+    WA_SORT_MAX_LINE,
     wa_write_fn, wa_fill_fn, wa_out, wa_out_init, wa_out_free, wa_out_flush,
     wa_line, wa_count_lines, wa_index_lines, wa_sort_lines,
     wa_msrc, wa_merge, wa_merge_init, wa_merge_free, wa_merge_run,
 )
 
-import os
+from _status cimport raise_status
 
-from warchive.errors import IndexFormatError, UnsortedInputError
+import os
 
 MAX_CHUNK = (1 << 32) - 1   # records hold 32-bit offsets
 MAX_LINE = WA_SORT_MAX_LINE
@@ -43,7 +43,7 @@ cdef struct io_ctx:
 
 
 # The C core's callbacks (and their helpers) return 0, or -1 with the exception kept in
-# c.errs for _raise to raise once the core has returned WA_E_CALLBACK.
+# c.errs for _raise to raise (raise_status) once the core has returned WA_E_CALLBACK.
 
 cdef int _keep(io_ctx *c, object e) noexcept:
     """Keep e for the caller; -1."""
@@ -125,12 +125,8 @@ cdef int _set_ctx(io_ctx *c, object target, str method, list errs) except -1:
 
 
 cdef int _raise(int rc, list errs) except -1:
-    """Raise for a failed status: the kept exception, MemoryError or RuntimeError."""
-    if rc == WA_E_CALLBACK and errs:
-        raise errs[0]
-    if rc == WA_E_NOMEM:
-        raise MemoryError()
-    raise RuntimeError(f"line_sort: unexpected status {rc}")
+    """Raise for a failed status: the exception a callback kept, or the status's own."""
+    return raise_status(rc, None, None, None, "", errs[0] if errs else None)
 
 
 def count_lines(const uint8_t[::1] buf, Py_ssize_t n):
@@ -240,11 +236,11 @@ def merge(sources, out, list names=None, bint check=False,
             s = &m.src[m.bad_src]
             name = names[m.bad_src] if names is not None else f"<source {m.bad_src}>"
             if rc == WA_E_TOO_BIG:
-                raise IndexFormatError(name, None, f"line {m.bad_lineno} is longer than {MAX_LINE} bytes")
-            raise UnsortedInputError(
-                name, m.bad_lineno,
+                raise_status(rc, name, None, f"line {m.bad_lineno} is longer than {MAX_LINE} bytes")
+            raise_status(rc, name, None, None, "", None, 0, (
+                m.bad_lineno,
                 PyBytes_FromStringAndSize(<const char *>s.buf + s.cur, min(s.cur_len, 4096)),
-                PyBytes_FromStringAndSize(<const char *>s.buf + s.prev, min(s.prev_len, 4096)))
+                PyBytes_FromStringAndSize(<const char *>s.buf + s.prev, min(s.prev_len, 4096))))
         if rc != WA_OK:
             _raise(rc, errs)
         return (o.lines, o.dropped)

@@ -20,6 +20,8 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memcmp
 
 from _lib.wa_surt cimport *
+from _lib.wa_common cimport WA_OK, WA_SURT_NEED_IDNA, WA_SURT_FAIL, WA_SURT_SMALL
+from _status cimport raise_status
 
 from types import MappingProxyType
 
@@ -201,7 +203,7 @@ cdef object _key(const unsigned char *p, size_t n, bint as_str, unsigned flags):
                 buf = big
                 with nogil:
                     rc = wa_surt_key_opts(p, n, buf, cap, &outlen, ip, il, idna is not None, flags)
-            if rc == WA_SURT_OK:
+            if rc == WA_OK:
                 if as_str:
                     return _ascii_str(buf, outlen)
                 return PyBytes_FromStringAndSize(<char *>buf, <Py_ssize_t>outlen)
@@ -213,7 +215,7 @@ cdef object _key(const unsigned char *p, size_t n, bint as_str, unsigned flags):
                 il = <size_t>PyBytes_GET_SIZE(idna)
                 continue
             if rc == WA_SURT_SMALL:
-                raise UrlError(f"URL of {n} bytes is too long to canonicalize")
+                raise_status(rc, None, None, f"URL of {n} bytes is too long to canonicalize")
             raise UrlError(f"SURT kernel status {rc} for a URL of {n} bytes")
     finally:
         free(big)
@@ -421,7 +423,7 @@ def surt_many(urls, *, bint or_url=False, canonicalizer=None, **options):
                     if kinds[i] != _K_STR and kinds[i] != _K_BYTES:
                         continue
                     rcs[i] = wa_surt_key_opts(ptrs[i], lens[i], scratch, cap, &outlen, NULL, 0, 0, flags)
-                    if rcs[i] != WA_SURT_OK:
+                    if rcs[i] != WA_OK:
                         continue
                     if used + outlen > arena_cap:
                         tmp = <unsigned char *>realloc(arena, 2 * (used + outlen) + 4096)
@@ -441,7 +443,7 @@ def surt_many(urls, *, bint or_url=False, canonicalizer=None, **options):
                 item = <object>PySequence_Fast_GET_ITEM(seq, base + i)
                 if kinds[i] == _K_PASS:
                     key = item
-                elif rcs[i] == WA_SURT_OK:
+                elif rcs[i] == WA_OK:
                     if kinds[i] == _K_STR:
                         key = _ascii_str(arena + offs[i], lens[i])
                     else:
@@ -464,7 +466,7 @@ def surt_many(urls, *, bint or_url=False, canonicalizer=None, **options):
 
 # ---- test hooks -------------------------------------------------------------
 
-OK = WA_SURT_OK
+OK = WA_OK
 NEED_IDNA = WA_SURT_NEED_IDNA
 FAIL = WA_SURT_FAIL
 SMALL = WA_SURT_SMALL

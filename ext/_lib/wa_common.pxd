@@ -1,11 +1,17 @@
 # Extern-only declarations of ext/csrc/wa_common.h: the status codes every C core
-# returns and the pooled big buffers. The one place they are declared: the other
-# _lib/*.pxd files and the kernels cimport them from here.
+# returns (one enum, each code its own value) and the pooled big buffers. The one
+# place they are declared: the kernels cimport them from here, and ext/_status.pxd
+# turns a failed one into its exception.
 cdef extern from "wa_common.h" nogil:
     enum:
         WA_OK
         WA_EOF
         WA_SLOW
+        WA_SAME
+        WA_DONE
+        WA_NEED
+        WA_SURT_NEED_IDNA
+        WA_SURT_FAIL
         WA_E_IO
         WA_E_NOMEM
         WA_E_GZIP_HEADER
@@ -16,5 +22,12 @@ cdef extern from "wa_common.h" nogil:
         WA_E_FORMAT
         WA_E_CALLBACK
         WA_E_TOO_BIG
+        WA_E_GZIP_STATE
+        WA_E_PARAM
+        WA_E_COMPRESS
+        WA_E_UNSUPPORTED
+        WA_E_UNSORTED
+        WA_E_SHRUNK
+        WA_SURT_SMALL
     void *wa_buf_get(size_t want, size_t *cap)
     void wa_buf_put(void *p, size_t cap)

@@ -5,9 +5,6 @@ from libc.stdint cimport uint8_t, uint32_t
 
 cdef extern from "wa_html.h" nogil:
     enum:
-        WA_SAME
-        WA_DONE
-        WA_NEED
         WA_REQ_URL
         WA_REQ_BASE
         WA_REQ_LINKBASE

@@ -25,9 +25,6 @@ cdef extern from "wa_segment.h" nogil:
     ctypedef struct wa_seg_cur:
         wa_sbuf out
 
-    enum:
-        WA_E_SHRUNK
-
     ctypedef struct wa_seg_reader:
         size_t size
         int fd

@@ -3,7 +3,6 @@
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 cdef extern from "wa_sort.h" nogil:
-    int WA_E_UNSORTED
     size_t WA_SORT_MAX_LINE
 
     ctypedef int (*wa_write_fn)(void *ctx, const uint8_t *p, size_t n) noexcept

@@ -261,7 +261,7 @@ static int wa_ix_emit(wa_indexer *x, const wa_head *wh, const wa_head *hh, int64
         }
         size_t kl = 0;
         int sr = wa_surt_key_opts(u, url_len, x->scratch, WA_SURT_CAP(url_len, 0), &kl, NULL, 0, 0, x->surt_opts);
-        if (sr == WA_SURT_OK) {
+        if (sr == WA_OK) {
             key = x->scratch;
             key_len = kl;
         } else if (sr == WA_SURT_FAIL) {

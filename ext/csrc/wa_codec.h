@@ -26,7 +26,8 @@
  *
  * Failure contract: the int functions return a WA_ status (wa_common.h):
  * WA_E_NOMEM when a handle cannot be allocated, WA_E_DEFLATE / WA_E_FORMAT
- * for data that does not (de)compress as asked. Everything is static inline,
+ * for data that does not decompress as asked, WA_E_COMPRESS for a compression
+ * that fails. Everything is static inline,
  * so the hot paths pay no call; nothing calls Python.
  */
 #ifndef WA_CODEC_H
@@ -145,7 +146,7 @@ static inline int wa_isal_level_buf(wa_codec *c, int level, uint8_t **buf, uint3
 
 /* Raw deflate of src[0..n) in one call into dst[0..cap) (cap: n + n/8 + 1024 is
  * enough), *out_len set: ISA-L at level 0-3 when linked, else zlib at level 1-9
- * (below 1: 6). WA_OK, WA_E_DEFLATE (dst too small), WA_E_NOMEM. */
+ * (below 1: 6). WA_OK, WA_E_COMPRESS (dst too small), WA_E_NOMEM. */
 static inline int wa_deflate_raw(wa_codec *c, int level, const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
                                  size_t *out_len) {
 #ifdef WA_HAVE_ISAL
@@ -161,7 +162,7 @@ static inline int wa_deflate_raw(wa_codec *c, int level, const uint8_t *src, siz
     s.next_out = dst;
     s.avail_out = (uint32_t)cap;
     int rc = isal_deflate(&s);
-    if (rc != COMP_OK || s.internal_state.state != ZSTATE_END) return WA_E_DEFLATE;
+    if (rc != COMP_OK || s.internal_state.state != ZSTATE_END) return WA_E_COMPRESS;
     *out_len = s.total_out;
     return WA_OK;
 #else
@@ -177,7 +178,7 @@ static inline int wa_deflate_raw(wa_codec *c, int level, const uint8_t *src, siz
     int rc = deflate(&s, Z_FINISH);
     *out_len = s.total_out;
     deflateEnd(&s);
-    return rc == Z_STREAM_END ? WA_OK : WA_E_DEFLATE;
+    return rc == Z_STREAM_END ? WA_OK : WA_E_COMPRESS;
 #endif
 }
 

@@ -1,9 +1,9 @@
 /* wa_common.h -- status codes and small helpers shared by the C cores of the kernels.
  *
- * Every function of the C cores that can fail returns one of these status
- * codes (wa_surt.h, self-contained, has its own); the kernels cimport them from
- * _lib/wa_common.pxd and turn a negative one into an exception (an ArchiveError
- * child, MemoryError, OSError) at the `def` edge. Nothing here may call into
+ * Every function of the C cores returns one of these status codes: the one
+ * enum of them all, each code with its own value. The kernels cimport them from
+ * _lib/wa_common.pxd and turn a negative one into an exception at the `def`
+ * edge with raise_status (ext/_status.pxd), the one table of code to exception. Nothing here may call into
  * Python or allocate on the hot path.
  */
 #ifndef WA_COMMON_H
@@ -16,19 +16,33 @@
 #include <string.h>
 
 enum {
+    /* outcomes (>= 0) */
     WA_OK = 0,
-    WA_EOF = 1,          /* clean end of input */
-    WA_SLOW = 2,         /* the fast path declines; the caller takes the general path */
-    WA_E_IO = -1,        /* read error (errno kept by the source) */
+    WA_EOF = 1,              /* clean end of input */
+    WA_SLOW = 2,             /* the fast path declines; the caller takes the general path */
+    WA_SAME = 3,             /* wa_urlfast.h: the URL stays as it is */
+    WA_DONE = 4,             /* wa_urlfast.h: the rewritten URL is in the output */
+    WA_NEED = 5,             /* wa_html.h: a request waits for wa_html_answer */
+    WA_SURT_NEED_IDNA = 6,   /* wa_surt.h: the host needs IDNA encoding (Python's codec) */
+    WA_SURT_FAIL = 7,        /* wa_surt.h: the surt package raises for this URL */
+    /* failures (< 0): the kernels' raise_status (ext/_status.pxd) names the exception of each */
+    WA_E_IO = -1,            /* read error (errno kept by the source) */
     WA_E_NOMEM = -2,
     WA_E_GZIP_HEADER = -3,
-    WA_E_DEFLATE = -4,
+    WA_E_DEFLATE = -4,       /* invalid deflate data in a gzip member */
     WA_E_CRC = -5,
     WA_E_ISIZE = -6,
     WA_E_TRUNCATED = -7,
-    WA_E_FORMAT = -8,
-    WA_E_CALLBACK = -9,  /* a Python read callback raised */
-    WA_E_TOO_BIG = -10
+    WA_E_FORMAT = -8,        /* the bytes of an index segment do not decode */
+    WA_E_CALLBACK = -9,      /* a Python callback raised; its exception is kept for the def edge */
+    WA_E_TOO_BIG = -10,      /* an index line or block larger than its format holds */
+    WA_E_GZIP_STATE = -11,   /* a gzip member read out of order (back before what streamed) */
+    WA_E_PARAM = -12,        /* a parameter out of range (a deflate level) */
+    WA_E_COMPRESS = -13,     /* compressing failed (an input the compressor cannot take) */
+    WA_E_UNSUPPORTED = -14,  /* the input needs a library this build lacks */
+    WA_E_UNSORTED = -15,     /* an input that must be sorted is not */
+    WA_E_SHRUNK = -16,       /* a mapped file was cut short while open (a block is past its end now) */
+    WA_SURT_SMALL = -17      /* wa_surt.h: the output buffer is too small, or the URL too long */
 };
 
 #define WA_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -42,7 +42,7 @@ typedef struct {
 
 static inline int wa_defl_init(wa_defl *d, int level) {
     memset(d, 0, sizeof *d);
-    if (level < 0 || level > 3) return WA_E_FORMAT;
+    if (level < 0 || level > 3) return WA_E_PARAM;
     d->level = level;
 #ifdef WA_HAVE_ISAL
     uint8_t *buf;
@@ -75,7 +75,7 @@ static int wa_defl_part(wa_defl *d, const uint8_t *a, size_t na, const uint8_t *
     s->level_buf_size = d->lib.isal_lvl_size;
     s->gzip_flag = IGZIP_DEFLATE;
     for (int i = 0; i < 2; i++) {
-        if (inn[i] > UINT32_MAX) return WA_E_TOO_BIG;
+        if (inn[i] > UINT32_MAX) return WA_E_COMPRESS;
         int last = (i == 1);
         s->next_in = (uint8_t *)(uintptr_t)in[i];
         s->avail_in = (uint32_t)inn[i];
@@ -87,7 +87,7 @@ static int wa_defl_part(wa_defl *d, const uint8_t *a, size_t na, const uint8_t *
             if (room > UINT32_MAX) room = UINT32_MAX;
             s->next_out = d->out + d->len;
             s->avail_out = (uint32_t)room;
-            if (isal_deflate(s) != COMP_OK) return WA_E_DEFLATE;
+            if (isal_deflate(s) != COMP_OK) return WA_E_COMPRESS;
             d->len += room - s->avail_out;
             if (s->avail_in != 0 || s->avail_out == 0) continue;   /* output was full: more to come */
             if (last && final && s->internal_state.state != ZSTATE_END) continue;
@@ -100,7 +100,7 @@ static int wa_defl_part(wa_defl *d, const uint8_t *a, size_t na, const uint8_t *
     memset(&z, 0, sizeof z);
     if (deflateInit2(&z, d->level + 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return WA_E_NOMEM;
     for (int i = 0; i < 2 && rc == WA_OK; i++) {
-        if (inn[i] > UINT32_MAX) { rc = WA_E_TOO_BIG; break; }
+        if (inn[i] > UINT32_MAX) { rc = WA_E_COMPRESS; break; }
         int last = (i == 1);
         int flush = last ? (final ? Z_FINISH : Z_SYNC_FLUSH) : Z_NO_FLUSH;
         z.next_in = (Bytef *)(uintptr_t)in[i];
@@ -114,7 +114,7 @@ static int wa_defl_part(wa_defl *d, const uint8_t *a, size_t na, const uint8_t *
             int zr = deflate(&z, flush);
             d->len += room - z.avail_out;
             if (zr == Z_STREAM_END) break;
-            if (zr != Z_OK && zr != Z_BUF_ERROR) { rc = WA_E_DEFLATE; break; }
+            if (zr != Z_OK && zr != Z_BUF_ERROR) { rc = WA_E_COMPRESS; break; }
             if (z.avail_in == 0 && z.avail_out != 0) break;
         }
     }

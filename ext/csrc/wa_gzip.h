@@ -325,7 +325,7 @@ static int wa_gz_try_hint(wa_gz *g);
  * (fewer only if the member is shorter). Uses zlib unless an engine already runs. */
 static int wa_gz_head(wa_gz *g, size_t want) {
     int rc;
-    if (g->out_start != 0) return wa_gz_fail(g, WA_E_FORMAT, "head after streaming", g->m_off);
+    if (g->out_start != 0) return wa_gz_fail(g, WA_E_GZIP_STATE, "head after streaming", g->m_off);
     if (g->out_len >= want || (g->done && !g->trusted_end)) return WA_OK;
     if ((rc = wa_gz_try_hint(g)) != WA_SLOW) return rc;
     if (g->trusted_end) { /* skipped on `sl`, now more is wanted: the engine goes on where the head stopped */
@@ -481,7 +481,7 @@ static int wa_gz_skip(wa_gz *g, int verify) {
  * Bytes before pos may be dropped; pos must not go back before out_start. */
 static int wa_gz_stream(wa_gz *g, uint64_t pos, size_t want, const uint8_t **p, size_t *avail) {
     int rc;
-    if (pos < g->out_start) return wa_gz_fail(g, WA_E_FORMAT, "stream went backwards", g->m_off);
+    if (pos < g->out_start) return wa_gz_fail(g, WA_E_GZIP_STATE, "stream went backwards", g->m_off);
     if ((rc = wa_gz_try_hint(g)) != WA_SLOW && rc != WA_OK) return rc;
     if (g->trusted_end) wa_gz_restart(g); /* skipped on `sl` but now the bytes are wanted */
     if (g->engine == WA_ENG_ZLIB && g->out_start == 0 && g->produced <= 64 * 1024 && !g->done &&

@@ -45,7 +45,6 @@
 #include "wa_htmlref.h"
 #include "wa_urlfast.h"
 
-enum { WA_NEED = 5 };     /* a request waits for wa_html_answer (beside WA_OK) */
 
 /* Where a URL sits, for the code that decodes and escapes it (the slow path). */
 enum {

@@ -321,7 +321,7 @@ static size_t wa_seg_bound(const wa_seg_codec *z, size_t n) {
 /* src -> dst (capacity wa_seg_bound); *out_len set. */
 static int wa_seg_compress(wa_seg_codec *z, const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t *out_len) {
     if (z->kind == WA_SEG_NONE) {
-        if (cap < n) return WA_E_FORMAT;
+        if (cap < n) return WA_E_COMPRESS;
         wa_cpy(dst, src, n);
         *out_len = n;
         return WA_OK;
@@ -335,7 +335,7 @@ static int wa_seg_compress(wa_seg_codec *z, const uint8_t *src, size_t n, uint8_
         return WA_OK;
     }
 #endif
-    if (z->kind != WA_SEG_DEFLATE) return WA_E_FORMAT;
+    if (z->kind != WA_SEG_DEFLATE) return WA_E_COMPRESS;
     return wa_deflate_raw(&z->lib, z->level, src, n, dst, cap, out_len);
 }
 
@@ -359,9 +359,8 @@ static int wa_seg_decompress(wa_seg_codec *z, const uint8_t *src, size_t clen, u
 
 /* ================================================================ reader */
 
-/* A block lies past the end of the file now: it was cut short after it was mapped (reading the
- * map there would raise SIGBUS). */
-#define WA_E_SHRUNK (-30)
+/* WA_E_SHRUNK (wa_common.h): a block lies past the end of the file now, cut short after it was
+ * mapped (reading the map there would raise SIGBUS). */
 
 typedef struct {
     const uint8_t *map;
@@ -446,7 +445,8 @@ static int wa_seg_open(wa_seg_reader *r, const uint8_t *map, size_t size, size_t
         return wa_seg_fail(r, -1, "unknown compression or flags in the footer");
     if (r->comp == WA_SEG_ZSTD && !wa_seg_have_zstd()) {
         r->unsupported = 1;
-        return wa_seg_fail(r, -1, "zstd-compressed segment, but this warchive was built without libzstd");
+        wa_seg_fail(r, -1, "zstd-compressed segment, but this warchive was built without libzstd");
+        return WA_E_UNSUPPORTED;
     }
     r->index_off = wa_le64(f);
     r->index_len = wa_le64(f + 8);

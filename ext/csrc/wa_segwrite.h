@@ -85,7 +85,7 @@ static int wa_segw_init(wa_segw *w, uint32_t R, uint64_t block_lines, size_t blo
     return WA_OK;
 }
 
-/* 0: added; 1: added, and the block is full (flush it); WA_E_FORMAT: the line
+/* 0: added; 1: added, and the block is full (flush it); WA_E_UNSORTED: the line
  * sorts before the previous one (nothing added). */
 static int wa_segw_add(wa_segw *w, const uint8_t *p, size_t n) {
     if (w->have_last) {
@@ -93,7 +93,7 @@ static int wa_segw_add(wa_segw *w, const uint8_t *p, size_t n) {
         int c = m ? memcmp(p, w->last.p, m) : 0;
         if (c < 0 || (c == 0 && n < w->last.len)) {
             w->why = "line out of order";
-            return WA_E_FORMAT;
+            return WA_E_UNSORTED;
         }
     }
     w->last.len = 0;
@@ -412,7 +412,7 @@ static int wa_segw_compress_block(wa_segw *w) {
         if (sec[i]->len) {
             int rc = wa_seg_compress(&w->z, sec[i]->p, sec[i]->len, body + at, cap - at, &clen[i]);
             if (rc) return rc;
-            if (clen[i] == 0) return WA_E_DEFLATE;
+            if (clen[i] == 0) return WA_E_COMPRESS;
         }
         at += clen[i];
     }

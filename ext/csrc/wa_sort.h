@@ -33,7 +33,6 @@
 #include <unistd.h>
 #include "wa_common.h"
 
-#define WA_E_UNSORTED (-20)      /* a merge source is not sorted (see wa_merge.bad_*) */
 #define WA_SORT_MAX_LINE ((size_t)1 << 30)
 
 typedef struct {

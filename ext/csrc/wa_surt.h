@@ -22,7 +22,7 @@
  *   `opts` is an OR of WA_SURT_OPT_* bits, one per boolean option of the
  *   package that has an effect (see below); bits outside WA_SURT_OPT_ALL are
  *   ignored.  Returns
- *     WA_SURT_OK        out[0..*outlen) is the key.  It is always ASCII,
+ *     WA_OK        out[0..*outlen) is the key.  It is always ASCII,
  *                       except for the "filedesc..." passthrough (the input).
  *     WA_SURT_NEED_IDNA the host, percent-unescaped, has a byte >= 0x80 and
  *                       must be IDNA-encoded as the package does:
@@ -60,6 +60,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "wa_common.h"
+
 /* The key is computed by one body compiled twice (see wa__surt_key): the
  * helpers it calls once are always inlined into each copy, so that each is
  * optimized as one function. */
@@ -71,10 +73,7 @@
 #define WA__NOINLINE
 #endif
 
-#define WA_SURT_OK 0
-#define WA_SURT_NEED_IDNA 1
-#define WA_SURT_FAIL 2
-#define WA_SURT_SMALL 3
+/* WA_OK, WA_SURT_NEED_IDNA, WA_SURT_FAIL and WA_SURT_SMALL are wa_common.h's */
 
 /* Always enough room for wa_surt_key_opts, whatever the options (keys themselves
  * are < 3n + 3*idna + 40). */
@@ -804,11 +803,11 @@ static WA__ALWAYS_INLINE int wa__surt_key(const unsigned char *url, size_t n, un
     if (!have_idna) idna_len = 0;
     if (n >= WA_SURT_MAX_LEN || idna_len >= WA_SURT_MAX_LEN || cap < WA_SURT_CAP(n, idna_len))
         return WA_SURT_SMALL;
-    if (n == 0) { out[0] = '-'; *outlen = 1; return WA_SURT_OK; }
+    if (n == 0) { out[0] = '-'; *outlen = 1; return WA_OK; }
     if (n >= 8 && memcmp(url, "filedesc", 8) == 0) {
         memcpy(out, url, n);
         *outlen = n;
-        return WA_SURT_OK;
+        return WA_OK;
     }
 
     /* Regions of out:  [0, O) the key, built left to right;  [O, O+M) the
@@ -974,7 +973,7 @@ static WA__ALWAYS_INLINE int wa__surt_key(const unsigned char *url, size_t n, un
         w += pre;
     }
     *outlen = w;
-    return WA_SURT_OK;
+    return WA_OK;
 }
 
 static WA__NOINLINE int wa_surt_key(const unsigned char *url, size_t n, unsigned char *out, size_t cap,

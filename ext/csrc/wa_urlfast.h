@@ -24,7 +24,6 @@
 
 #include "wa_common.h"
 
-enum { WA_SAME = 3, WA_DONE = 4 };   /* beside wa_common.h's WA_OK / WA_SLOW / WA_E_NOMEM */
 
 /* --------------------------------------------------------------------------- growable bytes */
 

@@ -2,7 +2,7 @@
 
 import io
 import os
-from typing import BinaryIO, Optional, Protocol, Tuple, Union
+from typing import BinaryIO, Dict, Optional, Protocol, Tuple, Type, Union
 
 class RandomAccess(Protocol):
     """A file read by position that has no descriptor (warchive.store.StoreFile)."""
@@ -15,6 +15,7 @@ FORMAT_GZIP: int
 FORMAT_ZSTD: int
 
 def inflate_libraries() -> str: ...
+def status_exceptions() -> Dict[int, Type[BaseException]]: ...
 
 class Reader:
     path: Optional[str]
