@@ -192,6 +192,23 @@ def test_memento_headers():
     assert tg[2][1] == "accept-datetime" and tg[3][1] == PREFIX + TIMES[-1] + "id_/http://example.com/"
 
 
+def test_a_line_naming_its_own_timestamp_is_a_memento_of_that_time():
+    # pywb reads a CDXJ line's JSON over its columns (R14): the capture is of the JSON's time,
+    # the time the redirect to the exact memento names and the request then asks for
+    fields = {"url": "http://example.com/", "timestamp": "20200101000030", "status": "200"}
+    c = Capture(f"com,example)/ 20990101000000 {json.dumps(fields)}".encode(), ORIGIN)
+    t = Timeline([cap(TIMES[0]), c, cap(TIMES[-1])])
+    assert [x is c for x in t.captures] == [False, True, False]
+    r = redirect_headers(t, c, UrlRewriter("mp_/http://example.com/", PREFIX))
+    assert r[0] == ("Location", PREFIX + "20200101000030mp_/http://example.com/")
+    got = dict(memento_headers(t, c, UrlRewriter("20200101000030mp_/http://example.com/", PREFIX)))
+    assert got["Memento-Datetime"] == "Wed, 01 Jan 2020 00:00:30 GMT"
+    assert got["Content-Location"] == PREFIX + "20200101000030mp_/http://example.com/"
+    rels = by_rel(links(got["Link"]))
+    assert rels["prev memento"][0][0] == PREFIX + TIMES[0] + "mp_/http://example.com/"
+    assert rels["next memento"][0][0] == PREFIX + TIMES[-1] + "mp_/http://example.com/"
+
+
 def test_frame_and_redirect_headers():
     t = timeline()
     frame = frame_headers(t, t.captures[1], UrlRewriter("http://example.com", PREFIX), timegate=True)

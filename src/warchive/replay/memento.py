@@ -23,7 +23,7 @@ from email.utils import parsedate_tz
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import ArchiveError
-from ..index.capture import Capture
+from ..index.capture import Capture, may_rename_timestamp
 from ..index.query import render
 from ..timestamps import iso_date_to_timestamp, timestamp_to_datetime
 from ..warc.headers import Field
@@ -149,6 +149,10 @@ def _memento_link(url: str, rel: str, datetime_: str, coll: Optional[str]) -> st
 
 
 def _timestamp(c: CaptureLike) -> str:
+    """The capture's timestamp field: its line's second column, unless its JSON names another
+    (R14), which then is the capture's time, as the loader serves it and the engine sorts it."""
+    if may_rename_timestamp(c.line):
+        return str(c.get("timestamp", ""))
     return c.timestamp
 
 
