@@ -110,24 +110,29 @@ class IndexFormatError(ArchiveError):
 
 
 class UnsortedInputError(IndexFormatError):
-    """An input that must be sorted (bytewise, as ``LC_ALL=C sort``) is not: line ``lineno``
-    sorts before the line above it. ``line`` and ``previous`` are the two lines (bytes)."""
+    """An input that must be sorted (bytewise, as ``LC_ALL=C sort``) is not: line ``lineno`` (or,
+    when lines were not counted, as in a binary search, the line at byte ``offset``) sorts before
+    a line above it. ``line`` and ``previous`` are the two lines (bytes)."""
 
-    def __init__(self, path: PathLike, lineno: int, line: bytes, previous: bytes) -> None:
+    def __init__(self, path: PathLike, lineno: Optional[int], line: bytes, previous: bytes,
+                 offset: Optional[int] = None) -> None:
         self.lineno = lineno
+        self.offset = offset
         self.line = line
         self.previous = previous
+        which = f"line {lineno}" if lineno is not None else f"the line at byte {offset}"
+        above = "the line above it" if lineno is not None else "a line above it"
         ArchiveError.__init__(
             self,
-            f"{os.fspath(path) if path is not None else '<stream>'}: line {lineno} is out of order: "
-            f"{_clip(line)!r} sorts before the line above it {_clip(previous)!r} "
+            f"{os.fspath(path) if path is not None else '<stream>'}: {which} is out of order: "
+            f"{_clip(line)!r} sorts before {above} {_clip(previous)!r} "
             "(sort it first: warchive sort)")
         self.path = os.fspath(path) if path is not None else None
         self.block = None
-        self.problem = f"line {lineno} is out of order"
+        self.problem = f"{which} is out of order"
 
     def __reduce__(self):
-        return (type(self), (self.path, self.lineno, self.line, self.previous))
+        return (type(self), (self.path, self.lineno, self.line, self.previous, self.offset))
 
 
 class LineTooLongError(IndexFormatError):

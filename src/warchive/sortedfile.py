@@ -9,7 +9,12 @@ past its new end: the size is checked (fstat, through the map) before a search
 and every 64 KiB of lines read, and a shorter file is a FileError naming the
 offset. Given ``max_line``, a search looks no further than that for the ends
 of a line, and a longer line is a LineTooLongError: a line of 100 MB is
-neither copied nor paged in whole. This module must not parse the lines it
+neither copied nor paged in whole. A file found out of order is an
+UnsortedInputError naming it: the lines a search reads anyway are compared
+with each other (a probe that sorts outside the lines bracketing it, a line of
+a range below the one before it), so an unsorted file is not read whole to be
+found out, and one met where no search looks answers as a sorted file would
+not. This module must not parse the lines it
 returns and imports nothing from the package but its errors.
 """
 
@@ -19,10 +24,11 @@ import mmap
 import os
 from typing import Iterator, Optional, TypeVar
 
-from .errors import FileError, LineTooLongError
+from .errors import FileError, LineTooLongError, UnsortedInputError
 
 _M = TypeVar("_M", bound="MappedFile")
 CHECK_EVERY = 64 << 10   # bytes of lines read between two checks of the file's size
+SAMPLES = 16   # lines at even places compared once, at the first search: a file sorted in parts is found
 
 
 class MappedFile:
@@ -79,9 +85,37 @@ class SortedFile(MappedFile):
         self.max_line = max_line
         # the bytes searched for the LF before or after a place: past them, the line is too long
         self._reach = (self._size if max_line is None else max_line) + 1
+        self._disorder: Optional[UnsortedInputError] = None   # the samples' verdict, once taken
+        self._samples_taken = False
 
     def _too_long(self, offset: int, inside: bool = False) -> LineTooLongError:
         return LineTooLongError(self.path, offset, self._reach - 1, inside=inside)
+
+    def _check_samples(self, mm: mmap.mmap) -> None:
+        """UnsortedInputError if the lines starting after SAMPLES even places (the first line,
+        the last) are out of order: a search alone misses a file of two sorted halves. Taken
+        once; a file found out of order is refused at every search."""
+        if self._samples_taken:
+            if self._disorder is not None:
+                raise self._disorder
+            return
+        self._samples_taken = True
+        size, reach = self._size, self._reach
+        previous, starts = b"", {0}
+        for k in range(1, SAMPLES + 1):
+            lf = mm.find(b"\n", size * k // SAMPLES - 1 if k < SAMPLES else max(size - 2, 0), size)
+            if lf < 0 or lf + 1 >= size:
+                lf = mm.rfind(b"\n", max(size - reach, 0), max(size - 1, 0))
+            starts.add(lf + 1)
+        for s in sorted(starts):
+            e = mm.find(b"\n", s, s + reach)
+            line = mm[s:(e if e >= 0 else min(size, s + reach))]
+            if not line or line.startswith(b" CDX "):
+                continue
+            if line < previous:
+                self._disorder = UnsortedInputError(self.path, None, line, previous, offset=s)
+                raise self._disorder
+            previous = line
 
     def _first_at_least(self, key: bytes) -> int:
         """Offset of the first line >= key (the file size if there is none)."""
@@ -89,8 +123,14 @@ class SortedFile(MappedFile):
         if mm is None:
             return 0
         self.check_size(0)
+        self._check_samples(mm)
         size, reach = self._size, self._reach
         lo, hi = 0, size  # lo is a line start; the answer is in [lo, hi]
+        # the greatest line seen before lo and the least at or after hi: a probe between them
+        # in place must sort between them (blank and header lines, never returned, aside)
+        below: Optional[bytes] = None
+        above: Optional[bytes] = None
+        above_at = 0
         while lo < hi:
             mid = (lo + hi) // 2
             w = mid - reach
@@ -102,10 +142,21 @@ class SortedFile(MappedFile):
                 if size - s >= reach:
                     raise self._too_long(s)
                 e = size
-            if mm[s:e] < key:
+            line = mm[s:e]
+            counts = bool(line) and not line.startswith(b" CDX ")
+            if counts:
+                if below is not None and line < below:
+                    raise UnsortedInputError(self.path, None, line, below, offset=s)
+                if above is not None and above < line:
+                    raise UnsortedInputError(self.path, None, above, line, offset=above_at)
+            if line < key:
                 lo = e + 1
+                if counts:
+                    below = line
             else:
                 hi = s
+                if counts:
+                    above, above_at = line, s
         return min(lo, size)
 
     def range(self, start: bytes, stop: Optional[bytes]) -> Iterator[bytes]:
@@ -115,6 +166,7 @@ class SortedFile(MappedFile):
         pos = self._first_at_least(start)
         size, reach = self._size, self._reach
         checked = pos + CHECK_EVERY
+        previous = b""
         while pos < size:
             if pos >= checked:
                 self.check_size(pos)
@@ -125,9 +177,13 @@ class SortedFile(MappedFile):
                     raise self._too_long(pos)
                 end = size
             line = mm[pos:end]
-            pos = end + 1
             if stop is not None and line >= stop:
                 return
             if not line or line.startswith(b" CDX "):
+                pos = end + 1
                 continue
+            if line < previous:
+                raise UnsortedInputError(self.path, None, line, previous, offset=pos)
+            previous = line
+            pos = end + 1
             yield line

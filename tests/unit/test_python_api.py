@@ -129,3 +129,73 @@ def test_the_faces_leave_the_query_engine_and_the_writer_unimported():
             "print([m for m in ('warchive.index.query', 'warchive.warc.writer') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- Index.query's parameters
+
+LINES = [b'com,example)/%03d 2020010%d000000 {"url": "http://example.com/%03d", "status": "200"}' % (i, i % 10, i)
+         for i in range(300)]
+
+
+@pytest.fixture
+def cdxj(tmp_path) -> pathlib.Path:
+    path = tmp_path / "sorted.cdxj"
+    path.write_bytes(b"\n".join(LINES) + b"\n")
+    return path
+
+
+@pytest.mark.parametrize("params, named", [
+    ({"closet": "2020"}, "'closet' (did you mean 'closest'?)"),
+    ({"matchtype": "prefix"}, "'matchtype' (did you mean 'matchType'?)"),
+    ({"closest": "yesterday"}, "closest='yesterday'"),
+    ({"from": "2020-01"}, "from='2020-01'"),
+    ({"matchType": "exakt"}, "matchType='exakt'"),
+    ({"sort": "newest"}, "sort='newest'"),
+    ({"limit": "ten"}, "limit='ten'"),
+    ({"reverse": "maybe"}, "reverse='maybe'"),
+])
+def test_a_misspelt_parameter_or_a_meaningless_value_is_named(cdxj, params, named):
+    from warchive.errors import ArchiveError
+    from warchive.index import Index, QueryError
+
+    with Index(str(cdxj)) as idx:
+        with pytest.raises(QueryError) as e:
+            idx.query("http://example.com/001", **params)
+        assert named in str(e.value) and e.value.status == 400 and isinstance(e.value, ArchiveError)
+
+
+@pytest.mark.parametrize("name", ["closet", "matchtype", "fom", "offset", "gzip"])
+def test_the_http_endpoint_still_ignores_other_names_as_pywb_does(cdxj, name):
+    from warchive.index import Index
+
+    with Index(str(cdxj)) as idx:
+        answer = idx.answer({"url": "http://example.com/001", name: "2020"})
+        assert answer.status == 200 and answer.read().count(b"\n") == 1
+
+
+def test_good_parameters_in_python_spellings(cdxj):
+    from warchive.index import Index
+
+    with Index(str(cdxj)) as idx:
+        got = idx.query("http://example.com/00*", closest="20200105000000", limit=3, reverse=False,
+                        filter="=status:200", allowFuzzy=False, matchType=None)
+        assert [c.url for c in got] == ["http://example.com/005", "http://example.com/004", "http://example.com/006"]
+        assert len(idx.query("http://example.com/001", closest="now", sort="closest")) == 1
+
+
+# --------------------------------------------------------------------------- unsorted index files
+
+
+def test_an_unsorted_index_file_is_named_not_answered_empty(tmp_path, cdxj):
+    from warchive.errors import UnsortedInputError
+    from warchive.index import Index
+
+    shuffled = tmp_path / "shuffled.cdxj"
+    shuffled.write_bytes(b"\n".join(LINES[150:] + LINES[:150]) + b"\n")
+    with Index(str(cdxj)) as idx:   # the sorted file answers every key
+        assert all(len(idx.query(f"http://example.com/{i:03d}")) == 1 for i in range(0, 300, 7))
+    with Index(str(shuffled)) as idx:
+        for i in range(0, 300, 7):
+            with pytest.raises(UnsortedInputError) as e:
+                idx.query(f"http://example.com/{i:03d}")
+            assert str(shuffled) in str(e.value) and "sort it first" in str(e.value)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import calendar
 import datetime
+import difflib
 import heapq
 import json
 import os
@@ -47,7 +48,8 @@ from .segment import Segment
 from .sources import collection_name, index_files, open_source, source_kind, source_name
 
 __all__ = ["ALIASES", "CDX_FORMATS", "Answer", "Capture", "Engine", "Index", "NamedSource", "Origin", "Query",
-           "QueryError", "Result", "closest_first", "key_range", "params_from", "parse_line", "parse_query_string"]
+           "PARAMS", "QueryError", "Result", "closest_first", "key_range", "params_from", "parse_line",
+           "parse_query_string", "strict_params"]
 
 DEFAULT_LIMIT = 100000
 # A limit past this many lines (either sign) means "all" anyway; cut to it, so that an absurd
@@ -116,6 +118,54 @@ def params_from(mapping: Union[str, Mapping[str, Any], Iterable[Tuple[str, Any]]
             continue
         params[name] = value
     return params
+
+
+# The parameters of the CDX API (R4, W1) by the values each takes: all that ``Index.query`` accepts.
+# The HTTP endpoint and `warchive cdx` ignore other names and read any value as pywb does (R3, R5,
+# R40); a Python caller gets a QueryError naming a misspelt parameter or a value that means nothing.
+PARAMS: Dict[str, str] = {
+    "url": "text", "matchType": "matchType", "from": "timestamp", "from_ts": "timestamp", "to": "timestamp",
+    "closest": "closest", "filter": "list", "content_type": "text", "collapse": "list", "collapseTime": "int",
+    "sort": "sort", "reverse": "bool", "limit": "int", "fl": "text", "fields": "text", "output": "output",
+    "memento_format": "text", "resolveRevisits": "bool", "page": "int", "pageSize": "int",
+    "showNumPages": "bool", "showPagedIndex": "bool", "allowFuzzy": "bool", "nosource": "bool",
+    "sources": "text", "showResumeKey": "bool", "resumeKey": "text", "fastLatest": "bool",
+}
+_CHOICES = {"matchType": ("exact", "prefix", "host", "domain"), "sort": ("reverse", "closest"),
+            "output": tuple(OUTPUTS), "bool": ("true", "false", "1", "0", "t", "f", "on", "off")}
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def strict_params(params: Mapping[str, Any]) -> Params:
+    """``params_from(params)``, each name one of PARAMS and each value one its parameter can
+    take (timestamps are digits, ``closest`` may be ``now``; booleans True/False or their CDX
+    spellings), else a QueryError naming the parameter: the Python door's check."""
+    for name in params:
+        if name not in PARAMS:
+            near = difflib.get_close_matches(name, PARAMS, n=1)
+            raise QueryError(f"unknown query parameter {name!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+                             + ": the parameters are those of the CDX API, docs/cdx-api.md")
+    p = params_from(params)
+    for name, value in p.items():
+        kind = PARAMS[name]
+        if kind in ("text", "list"):
+            continue
+        if kind == "timestamp" or (kind == "closest" and value != "now"):
+            ok = _DIGITS.fullmatch(value) is not None
+            want = "a timestamp of digits (YYYYMMDDhhmmss or a prefix of it)" + (
+                ", or now" if kind == "closest" else "")
+        elif kind == "int":
+            ok = _INTEGER.fullmatch(value) is not None
+            want = "an integer"
+        elif kind == "closest":
+            continue
+        else:
+            choices = _CHOICES[kind]
+            ok = (value.lower() if kind == "bool" else value) in choices
+            want = "True or False" if kind == "bool" else "one of " + ", ".join(choices)
+        if not ok:
+            raise QueryError(f"{name}={_shown(value)} is not a value of {name}: it takes {want}")
+    return p
 
 
 def to_bool(value: Optional[str], default: bool = False) -> bool:
@@ -1183,13 +1233,15 @@ class Index:
         return self.engine.answer(params)
 
     def query(self, url: Optional[str] = None, **params: Any) -> List[Capture]:
-        """The captures (read-only mappings of their fields, as ``output=json`` gives them);
-        a bad parameter raises QueryError. See ``Engine.query``."""
+        """The captures (read-only mappings of their fields, as ``output=json`` gives them).
+        ``params`` are the CDX API's (``PARAMS``); a name that is none of them, a value its
+        parameter cannot take (``strict_params``) or a bad query raises QueryError. See
+        ``Engine.query``."""
         if url is not None:
             if not params:
                 return self.engine.query_url(url)
             params["url"] = url
-        return self.engine.query(params)
+        return self.engine.query(strict_params(params))
 
     def exact(self, url: str) -> List[Capture]:
         """Every capture of ``url`` (matchType=exact), without the fuzzy fallback."""
