@@ -70,16 +70,12 @@ def test_an_unknown_command_still_lists_every_command():
 
 
 def test_warchive_index_start_up_imports_only_what_it_uses():
-    """`warchive index` loads what indexing needs and nothing of the other commands. The library
-    imports plainly at module level, except imports measured to cost `warchive index` more than
-    5 ms of start-up each, kept where they are used with the figure in a comment: argparse (the
-    CLI's fast path for index, warchive.cli), logging (the reader's rare warning), tempfile with
-    shutil (-p only); and no module on its path uses dataclasses (inspect with it)."""
-    avoided = ["argparse", "logging", "tempfile", "shutil", "dataclasses", "inspect",
-               "warchive.capture", "warchive.replay", "warchive.collection", "warchive.index.query",
+    """`warchive index` loads what indexing needs and nothing of the other commands: not the
+    crawler, replay, the collection or the query engine, nor what only they use."""
+    avoided = ["logging", "warchive.capture", "warchive.replay", "warchive.collection", "warchive.index.query",
                "starlette", "uvicorn", "numpy", "asyncio", "msgspec"]
-    code = ("import sys; from warchive.cli import index_args; import warchive.cli.index; "
-            "index_args(['index', 'x.warc.gz', '-o', 'y']); "
+    code = ("import sys; from warchive.cli.commands import parser; "
+            "parser('index').parse_args(['index', 'x.warc.gz', '-o', 'y']); "
             f"print(repr([m for m in {avoided!r} if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
@@ -97,59 +93,3 @@ def test_index_to_a_pipe_is_complete(tmp_path):
     r = subprocess.run([sys.executable, "-m", "warchive", "index", str(tmp_path / "missing.warc.gz")],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "no such file" in r.stderr
-
-
-# --------------------------------------------------------------------------- `warchive index` without argparse
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from budget import examples
-
-INDEX_TOKENS = ["-o", "--output", "-11", "--cdx11", "--records", "--dir-root", "-p", "--post-append", "-s", "--sort",
-                "-j", "--jobs", "--verify", "--skip-errors", "-h", "--help", "--ver", "--out", "-j2", "--jobs=3",
-                "-o=x", "-ps", "--", "-", "-1", "-x", "--nope", "2", "0", "-3", "x", "a.warc.gz", "dir/", "all",
-                "response,revisit", "٣", " 4 ", "index", "out.cdxj", "--records=all", "-f", "--fields",
-                "offset,warc-type", "--fields=offset", "--surt-options", "trailing_comma,with_scheme", "--surt"]
-
-
-def _argparse_view(argv):
-    """What main() would run with through argparse: (command, attributes) or 'error'."""
-    from warchive.cli.commands import parser
-
-    try:
-        args, extra = parser().parse_known_args(argv)
-    except SystemExit:
-        return "error"
-    if extra or args.command is None:
-        return "error"
-    view = vars(args)
-    del view["run"]   # the function the command line runs (the fast path runs warchive.cli.index.index)
-    return view
-
-
-@settings(max_examples=examples(3000), deadline=None)
-@given(st.lists(st.sampled_from(INDEX_TOKENS), max_size=9))
-def test_index_arguments_parse_as_argparse_parses_them(tail):
-    import contextlib
-    import io
-
-    from warchive.cli import index_args as _index_args
-
-    argv = ["index", *tail]
-    fast = _index_args(argv)
-    if fast is None:
-        return   # argparse decides
-    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-        expected = _argparse_view(argv)
-    assert expected != "error", argv
-    assert vars(fast) == expected, argv
-
-
-def test_the_usual_index_command_lines_take_the_fast_path():
-    from warchive.cli import index_args as _index_args
-
-    for argv in (["index", "a.warc.gz", "-o", "out.cdxj"], ["index", "-j", "2", "--verify", "a", "b", "-o", "o"],
-                 ["index", "--cdx11", "--records", "all", "--dir-root", "/d", "a"], ["index", "dir/", "--sort", "-p"]):
-        assert _index_args(argv) is not None, argv
-    for argv in (["index"], ["index", "-h"], ["index", "a", "-j2"], ["index", "a", "-o", "x", "b"], ["sort", "a"]):
-        assert _index_args(argv) is None, argv

@@ -10,6 +10,7 @@ import sys
 from argparse import ArgumentParser, Namespace
 from contextlib import ExitStack
 
+from ..store.urls import is_store_url, open_url
 from ..warc.extract import Source, extract as extract_record
 from .commands import UsageError
 
@@ -41,9 +42,7 @@ def extract(args: Namespace) -> int:
     part = "headers" if args.headers else "payload" if args.payload else "record"
     out = sys.stdout.buffer
     with ExitStack() as opened:
-        if args.input.startswith("store://"):   # store://STORE/NAME: a stored file, read from its chunks
-            # imported here: the store package costs ~35 ms of start-up (pyeclib, dataclasses; measured)
-            from ..store.urls import open_url
+        if is_store_url(args.input):   # store://STORE/NAME: a stored file, read from its chunks
             source: Source = opened.enter_context(open_url(args.input))
         else:
             source = sys.stdin.buffer if args.input == "-" else args.input

@@ -1,16 +1,16 @@
 """`warchive index`: a CDXJ (or CDX-11) index of WARC/ARC files, as cdxj-indexer writes it.
 
 The command is ``index(args)`` and its options ``index_arguments(p)``
-(warchive.cli.commands explains the registry). It has a module of its own
-because warchive.cli runs its usual command lines without argparse: this
-module must import nothing but what indexing needs (not argparse, not the
-other commands' modules).
+(warchive.cli.commands explains the registry). It has a module of its own so
+that `warchive index` imports what indexing needs and none of the other
+commands' modules.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Callable, List, Optional
+from argparse import ArgumentParser, Namespace
+from typing import Callable, List, Optional
 
 from .._ext.sysio import one_malloc_arena
 from ..durable import AtomicOutput
@@ -22,9 +22,6 @@ from . import UsageError, paths
 from .extras import needs
 
 SKIP_EMPTY = "--skip-errors reports it and goes on"
-
-if TYPE_CHECKING:
-    from argparse import ArgumentParser
 
 
 def index_arguments(p: ArgumentParser) -> None:
@@ -74,7 +71,7 @@ def index_arguments(p: ArgumentParser) -> None:
                         "form http://(com,example,www,)/ (default: cdxj-indexer's keys)")
 
 
-def index(args: Any) -> int:
+def index(args: Namespace) -> int:
     """Index WARC/ARC files (directories are walked; '-' is standard input) as cdxj-indexer does.
 
     Defects warcio reads past are read past too, each with one warning on stderr (with --strict
@@ -82,8 +79,7 @@ def index(args: Any) -> int:
     --skip-errors, as an empty file under a directory, a warning). The output is written as OUT.<random>.tmp and renamed when
     complete; exit status 1 when an input is damaged (the message names the file and byte
     offset) or when --skip-errors could read not one record; exit status 2, before
-    anything is read, for an unknown --surt-options name or value (one line: the fast path of
-    warchive.cli has no usage to print)."""
+    anything is read, for an unknown --surt-options name or value (one line)."""
     if args.fields is not None:
         return _fields(args)
     surt_options = None
@@ -135,7 +131,7 @@ _NOT_WITH_FIELDS = (("cdx11", "--cdx11"), ("post_append", "--post-append"), ("so
                     ("surt_options", "--surt-options"))   # --fields writes no keys
 
 
-def _fields(args: Any) -> int:
+def _fields(args: Namespace) -> int:
     """--fields: warcio index -f's JSON lines (warchive.index.fields), file after file."""
     for attr, option in _NOT_WITH_FIELDS:
         if getattr(args, attr):

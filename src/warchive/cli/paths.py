@@ -8,8 +8,7 @@ walked for its WARCs); an output whose directory does not exist is an error befo
 starts. Each check raises an ArchiveError child (or FileNotFoundError) whose message names
 the path as given, which warchive.cli.run_command prints as one line (exit status 1).
 
-This module is imported by `warchive index` (warchive.cli.index): it must import nothing
-but errno, os and warchive.errors.
+It reads nothing but file metadata and names (``store://`` URLs are warchive.store.urls's).
 """
 
 from __future__ import annotations
@@ -19,10 +18,9 @@ import os
 from typing import Iterable
 
 from ..errors import ArchiveError, FileError
+from ..store.urls import is_store_url
 
 __all__ = ["archives", "collection", "directory", "output_file"]
-
-STORE_URL = "store://"   # (warchive.store.urls.SCHEME, not imported: this module imports nothing of the store)
 
 
 def archives(paths: Iterable[str], *, walks: bool = True, lenient: bool = False, remedy: str = "") -> None:
@@ -31,7 +29,7 @@ def archives(paths: Iterable[str], *, walks: bool = True, lenient: bool = False,
     command ``walks`` directories, no directory. '-' (standard input) and ``store://`` URLs (the
     store names a missing store or name itself) pass."""
     for p in paths:
-        if p == "-" or p.startswith(STORE_URL):
+        if p == "-" or is_store_url(p):
             continue
         if not os.path.exists(p):
             raise FileNotFoundError(2, "no such file or directory", p)
@@ -55,7 +53,7 @@ def collection(path: str) -> None:
 
 def directory(path: str, what: str = "directory") -> None:
     """An existing directory (``what`` names it in the message); a ``store://`` URL passes."""
-    if path.startswith(STORE_URL):
+    if is_store_url(path):
         return
     if not os.path.exists(path):
         raise FileNotFoundError(2, f"no such {what}", path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from argparse import ArgumentParser, Namespace
 
+from ..store.urls import is_store_url, open_url
 from ..warc.check import check_file, defect_summary
 from ..warc.recover import recover as recover_file
 from ..warc.recompress import recompress as recompress_file
@@ -34,9 +35,7 @@ def check(args: Namespace) -> int:
     paths.archives(args.inputs, walks=False)
     status = 0
     for path in args.inputs:
-        if path.startswith("store://"):   # store://STORE/NAME: a stored file, read from its chunks
-            # imported here: the store package costs ~35 ms of start-up (pyeclib, dataclasses; measured)
-            from ..store.urls import open_url
+        if is_store_url(path):   # store://STORE/NAME: a stored file, read from its chunks
             with open_url(path) as stored:
                 res = check_file(path, strict=args.strict, source=stored)
         else:

@@ -24,12 +24,15 @@ import json
 import os
 import re
 import sys
+import tempfile
+from dataclasses import dataclass, replace
 from json.encoder import encode_basestring_ascii as _json_str
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from .._ext import cdx_lines
 from .._ext.surt import DEFAULT_FLAGS as DEFAULT_SURT_FLAGS, surt_flags
 from ..errors import ArchiveError, RecordFormatError
+from ..store.urls import SCHEME as STORE_SCHEME, Stores, is_store_url, open_url, split
 from ..surt import surt_or_url
 from ..timestamps import iso_date_to_timestamp
 from ..warc.content import content_stream
@@ -57,6 +60,7 @@ def _to_stderr(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
+@dataclass(eq=False, slots=True)
 class IndexOptions:
     """What to index and how (the options of `warchive index`).
 
@@ -64,59 +68,34 @@ class IndexOptions:
     strict: fail on the first defect that a lenient read recovers from (warchive.warc.defects);
     report: where messages about defects and skipped records go (standard error by default);
     surt_options: the keyword arguments of warchive.surt.surt() that make the keys
-    (None or empty: cdxj-indexer's keys).
-    A plain class rather than a dataclass: `warchive index` is timed with its
-    start-up, and dataclasses costs 7 ms to import."""
+    (None or empty: cdxj-indexer's keys)."""
 
-    __slots__ = ("cdx11", "records", "post_append", "verify", "skip_errors", "dir_root", "report", "strict",
-                 "surt_options")
+    cdx11: bool = False
+    records: Union[None, str, Sequence[str]] = None
+    post_append: bool = False
+    verify: bool = False
+    skip_errors: bool = False
+    dir_root: Optional[str] = None
+    report: Callable[[str], object] = _to_stderr
+    strict: bool = False
+    surt_options: Optional[Mapping[str, bool]] = None
 
-    def __init__(self, cdx11: bool = False, records: Union[None, str, Sequence[str]] = None,
-                 post_append: bool = False, verify: bool = False, skip_errors: bool = False,
-                 dir_root: Optional[str] = None, report: Callable[[str], object] = _to_stderr,
-                 strict: bool = False, surt_options: Optional[Mapping[str, bool]] = None) -> None:
-        self.cdx11 = cdx11
-        self.records = records
-        self.post_append = post_append
-        self.verify = verify
-        self.skip_errors = skip_errors
-        self.dir_root = dir_root
-        self.report = report
-        self.strict = strict
-        self.surt_options = surt_options
-
-    def copy(self, **changes: object) -> "IndexOptions":
-        o = IndexOptions(self.cdx11, self.records, self.post_append, self.verify, self.skip_errors,
-                         self.dir_root, self.report, self.strict, self.surt_options)
-        for k, v in changes.items():
-            setattr(o, k, v)
-        return o
-
-    def __repr__(self) -> str:
-        return "IndexOptions(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
+    def copy(self, **changes: Any) -> "IndexOptions":
+        return replace(self, **changes)
 
 
+@dataclass(slots=True)
 class FileStats:
     """Counts of one file (or range, or run): records read, lines written, records left to the
     Python reference, damaged records skipped, defects recovered from; and where a range's
     records end."""
 
-    __slots__ = ("records", "lines", "slow", "errors", "end", "defects")
-
-    def __init__(self, records: int = 0, lines: int = 0, slow: int = 0, errors: int = 0, end: int = 0,
-                 defects: int = 0) -> None:
-        self.records = records
-        self.lines = lines
-        self.slow = slow
-        self.errors = errors
-        self.end = end   # index_file: the offset after the last record read
-        self.defects = defects
-
-    def __repr__(self) -> str:
-        return "FileStats(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, FileStats) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+    records: int = 0
+    lines: int = 0
+    slow: int = 0
+    errors: int = 0
+    end: int = 0   # index_file: the offset after the last record read
+    defects: int = 0
 
 
 # --------------------------------------------------------------------------- fields of one record
@@ -288,11 +267,6 @@ def _stream(path: str) -> Union[str, BinaryIO]:
 
 
 Input = Union[str, RandomAccess]   # a path, '-', or an open stored file (store://STORE/NAME)
-STORE_URL = "store://"   # warchive.store.urls.SCHEME: that package is imported only for such an input
-
-
-def is_store_url(path: str) -> bool:
-    return path.startswith(STORE_URL)
 
 
 def reporter(opts: IndexOptions, stats: FileStats) -> Callable[[Defect], None]:
@@ -343,9 +317,6 @@ def index_file(path: str, write: Write, opts: IndexOptions, filename: Optional[s
     passes less: the buffer is allocated and faulted in for each call)."""
     filename = filename if filename is not None else os.path.basename(path)
     if is_store_url(path):
-        # imported here: the store package costs `warchive index` ~35 ms of start-up (pyeclib, dataclasses, inspect; measured),
-        # and only store:// inputs need it
-        from ..store.urls import open_url
         with open_url(path) as f:
             return _index_source(f, path, write, opts, filename, start, stop, read_window)
     return _index_source(path, path, write, opts, filename, start, stop, read_window)
@@ -482,8 +453,6 @@ def _pending(rec: Record, filename: str, opts: IndexOptions) -> _Pending:
     p.urlkey = None
     p.want = wanted(rec, opts.records)
     if rec.type == "request" and rec.http is not None and rec.http.protocol.upper() in ("POST", "PUT"):
-        import tempfile   # here, not at the top: X ms of `warchive index`'s start-up (measured), for -p alone
-
         spool: Any = tempfile.SpooledTemporaryFile(64 * 1024)
         stream = content_stream(rec)
         while True:
@@ -575,12 +544,11 @@ def iter_inputs(inputs: Iterable[str]) -> Iterator[str]:
     whole store (``store://STORE``) gives ``store://STORE/NAME`` of each stored name, in order."""
     for inp in inputs:
         if is_store_url(inp):
-            from ..store.urls import Stores, split   # imported here: see index_file
             root, name = split(inp)
             if name is not None:
                 yield inp
             else:
-                yield from (STORE_URL + os.path.join(root, n) for n in Stores().store(root).names())
+                yield from (STORE_SCHEME + os.path.join(root, n) for n in Stores().store(root).names())
             continue
         if not os.path.isdir(inp):
             yield inp

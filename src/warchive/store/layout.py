@@ -32,6 +32,7 @@ CHUNKS = "chunks"
 MANIFEST_SUFFIX = ".json"
 TMP_SUFFIX = ".tmp"
 NAME_MAX = 200
+SCHEME = "store://"   # how a stored file is named where a path is taken: store://STORE/NAME (warchive.store.urls)
 
 
 def name_problem(name: object) -> str:
@@ -88,4 +89,4 @@ def placement(name: str, fragments: int, volumes: int) -> List[int]:
 
 def store_url(store: str, name: str) -> str:
     """How messages name stored file ``name`` of the store at ``store``: store://STORE/NAME."""
-    return f"store://{os.path.abspath(store)}/{name}"
+    return f"{SCHEME}{os.path.abspath(store)}/{name}"

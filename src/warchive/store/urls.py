@@ -22,10 +22,8 @@ from typing import Dict, Optional, Tuple
 
 from ..errors import StoreError
 from .catalog import Store
-from .layout import STORE_JSON, check_name
+from .layout import SCHEME, STORE_JSON, check_name
 from .storefile import StoreFile
-
-SCHEME = "store://"
 
 
 def is_store_url(text: object) -> bool:
