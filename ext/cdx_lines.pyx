@@ -17,7 +17,7 @@ from _lib.wa_common cimport WA_OK, WA_EOF, WA_SLOW, wa_buf_put
 from _lib.wa_gzip cimport *
 from _lib.wa_cdx cimport *
 from _lib.wa_surt cimport WA_SURT_OPT_DEFAULT, WA_SURT_OPT_ALL
-from _pyread cimport py_pread
+from _pyread cimport py_pread, py_kept
 from _status cimport raise_status
 
 import os
@@ -122,10 +122,7 @@ cdef class LineIndexer:
         ReadError naming the file and byte, for a read callback's failure its own exception."""
         if rc >= 0:
             return 0
-        kept = None
-        if self._pread_box is not None:
-            kept, self._pread_box[1] = self._pread_box[1], None
-        return raise_status(rc, self.path, self.x.src.err_off, None, "", kept, self.x.src.err_no)
+        return raise_status(rc, self.path, self.x.src.err_off, None, "", py_kept(self._pread_box), self.x.src.err_no)
 
     @property
     def gzip(self):

@@ -14,15 +14,12 @@ It does not parse WARC records: that is warchive.warc's job.
 """
 
 from libc.stdint cimport uint8_t, int64_t, uint64_t
-from libc.string cimport memcpy
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITE
-from cpython.memoryview cimport PyMemoryView_FromMemory
 
 from _lib.wa_common cimport WA_OK, WA_EOF, WA_E_IO, WA_E_TRUNCATED
 from _lib.wa_gzip cimport *
 from _lib.wa_codec cimport wa_inflate_libs
-from _pyread cimport py_pread
+from _pyread cimport py_read, py_pread, py_kept
 from _status cimport raise_status, status_table
 
 import io
@@ -40,36 +37,6 @@ FORMAT_ZSTD = 2
 def inflate_libraries():
     """The inflate libraries the kernels were built with, e.g. 'zlib 1.2.13, isa-l, libdeflate 1.14'."""
     return wa_inflate_libs().decode()
-
-
-cdef int _py_read(void *ctx, uint8_t *dst, size_t n, size_t *got) noexcept with gil:
-    # (CPython's buffer calls rather than typed memoryviews: those make the module import
-    # collections at start-up, 1.5 ms of every `warchive index`)
-    cdef Reader r = <Reader>ctx
-    cdef Py_buffer buf
-    try:
-        f = r._fobj
-        readinto = getattr(f, "readinto", None)
-        if readinto is not None:
-            k = readinto(PyMemoryView_FromMemory(<char *>dst, <Py_ssize_t>n, PyBUF_WRITE))
-            if k is not None and not 0 <= k <= n:
-                raise ValueError("readinto() returned more bytes than asked for")
-            got[0] = <size_t>(k or 0)
-        else:
-            data = f.read(n)
-            PyObject_GetBuffer(data, &buf, PyBUF_SIMPLE)
-            try:
-                if <size_t>buf.len > n:
-                    raise ValueError("read() returned more bytes than asked for")
-                if buf.len:
-                    memcpy(dst, buf.buf, buf.len)
-                got[0] = <size_t>buf.len
-            finally:
-                PyBuffer_Release(&buf)
-        return 0
-    except BaseException as e:
-        r._exc = e
-        return -1
 
 
 def status_exceptions():
@@ -101,8 +68,8 @@ cdef class Reader:
     cdef wa_gz g
     cdef bint src_ok, gz_ok
     cdef object _fobj
-    cdef object _exc
-    cdef list _pread_box   # [source, exception]: a random-access object read through py_pread
+    cdef list _box         # [source, exception] of a Python object read through py_read or py_pread
+    cdef bint _positional  # _box's source is a random-access object (py_pread)
     cdef readonly object path
     cdef int fd
     cdef bint own_fd, own_fobj
@@ -125,7 +92,8 @@ cdef class Reader:
             else:   # a FIFO, /dev/stdin, a device: read forward (pread fails there with ESPIPE)
                 self._fobj = io.FileIO(self.path, "rb")
                 self.own_fobj = True
-                fn = _py_read
+                self._box = [self._fobj, None]
+                fn = py_read
         else:
             self._fobj = source
             self.path = getattr(source, "name", None)
@@ -141,19 +109,20 @@ cdef class Reader:
                 self.fd = fd
                 self.start = source.tell() if offset is None else offset
             elif _random_access(source):
-                self._pread_box = [source, None]
+                self._box = [source, None]
+                self._positional = True
                 size = source.size
                 self.start = (source.tell() if hasattr(source, "tell") else 0) if offset is None else offset
             else:
                 self.start = 0 if offset is None else offset
-                fn = _py_read
+                self._box = [source, None]
+                fn = py_read
         if self.fd >= 0:
             size = os.fstat(self.fd).st_size
-        rc = wa_src_init(&self.src, self.fd, size, fn, <void *>self, self.start, window, 64 << 20)
+        rc = wa_src_init(&self.src, self.fd, size, fn, <void *>self._box, self.start, window, 64 << 20)
         raise_status(rc)
-        if self._pread_box is not None:
+        if self._positional:
             self.src.preadfn = py_pread
-            self.src.ctx = <void *>self._pread_box
         self.src_ok = True
         rc = wa_gz_init(&self.g, &self.src)
         self.gz_ok = True
@@ -180,8 +149,8 @@ cdef class Reader:
             self.src.fd = -2  # any later read fails instead of reading another file
         if self.own_fobj and self._fobj is not None:
             self._fobj.close()
-        if self._pread_box is not None:
-            self._pread_box[0] = None   # any later read fails (the object is the caller's to close)
+        if self._positional:
+            self._box[0] = None   # any later read fails (the object is the caller's to close)
 
     cdef int _detect(self) except -1:
         cdef const uint8_t *p
@@ -206,15 +175,7 @@ cdef class Reader:
         at = self.g.err_off if self.g.why != NULL else off
         remedy = ("the file was cut short; --skip-errors indexes what comes before" if rc == WA_E_TRUNCATED
                   else "the member is corrupt; --skip-errors skips it")
-        return raise_status(rc, self.path, at, why, remedy, self._take_exc())
-
-    cdef object _take_exc(self):
-        """The exception a read callback kept (and forget it), or None."""
-        exc = self._exc
-        self._exc = None
-        if self._pread_box is not None:
-            exc, self._pread_box[1] = self._pread_box[1], None
-        return exc
+        return raise_status(rc, self.path, at, why, remedy, py_kept(self._box))
 
     # ------------------------------------------------------------------ raw bytes
     def read_at(self, int64_t off, size_t n):

@@ -9,7 +9,8 @@ does.
 
 Inputs and outputs are either an ``int`` file descriptor (read(2)/write(2) in
 C, the GIL taken only to check for signals once per buffer) or a Python
-object: ``readinto`` for sources, a ``write(bytes)`` callable for the output.
+object: ``readinto`` (or ``read``) for sources, read through ext/_pyread.pxd, a ``write(bytes)``
+callable for the output.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -28,6 +29,7 @@ from _lib.wa_sort cimport (
     wa_msrc, wa_merge, wa_merge_init, wa_merge_free, wa_merge_run,
 )
 
+from _pyread cimport py_read, py_keep, py_kept
 from _status cimport raise_status
 
 import os
@@ -38,29 +40,22 @@ MAX_LINE = WA_SORT_MAX_LINE
 
 cdef struct io_ctx:
     int fd              # >= 0: read(2)/write(2) on it without the GIL
-    PyObject *fn        # else: readinto (sources) or write (output), borrowed
-    PyObject *errs      # a list: the exception a callback caught, borrowed
+    PyObject *box       # [source or write callable (None for an fd), exception] (_pyread.pxd), borrowed
 
 
-# The C core's callbacks (and their helpers) return 0, or -1 with the exception kept in
-# c.errs for _raise to raise (raise_status) once the core has returned WA_E_CALLBACK.
-
-cdef int _keep(io_ctx *c, object e) noexcept:
-    """Keep e for the caller; -1."""
-    (<list>c.errs).append(e)
-    return -1
-
+# The C core's callbacks (and their helpers) return 0, or -1 with the exception stored in the
+# ctx's box (py_keep) for the def edge to raise (_raise) once the core has returned WA_E_CALLBACK.
 
 cdef int _signals(io_ctx *c) noexcept with gil:
     try:
         PyErr_CheckSignals()
         return 0
     except BaseException as e:
-        return _keep(c, e)
+        return py_keep(<list>c.box, e)
 
 
 cdef int _os_error(io_ctx *c, int err) noexcept with gil:
-    return _keep(c, OSError(err, os.strerror(err)))
+    return py_keep(<list>c.box, OSError(err, os.strerror(err)))
 
 
 cdef int _fill(void *vctx, uint8_t *dst, size_t n, size_t *got) noexcept nogil:
@@ -76,18 +71,9 @@ cdef int _fill(void *vctx, uint8_t *dst, size_t n, size_t *got) noexcept nogil:
             return _os_error(c, errno)
         got[0] = <size_t>k
         return _signals(c)
-    with gil:
-        try:
-            PyErr_CheckSignals()
-            r = (<object>c.fn)(memoryview(<uint8_t[:n]>dst))
-            if r is None:
-                raise BlockingIOError("a merge source returned None from readinto (non-blocking file?)")
-            if r < 0 or <size_t>r > n:
-                raise ValueError(f"readinto returned {r} for a buffer of {n} bytes")
-            got[0] = <size_t>r
-            return 0
-        except BaseException as e:
-            return _keep(c, e)
+    if _signals(c):
+        return -1
+    return py_read(<void *>c.box, dst, n, got)
 
 
 cdef int _write(void *vctx, const uint8_t *p, size_t n) noexcept nogil:
@@ -106,27 +92,31 @@ cdef int _write(void *vctx, const uint8_t *p, size_t n) noexcept nogil:
     with gil:
         try:
             PyErr_CheckSignals()
-            (<object>c.fn)(PyBytes_FromStringAndSize(<const char *>p, <Py_ssize_t>n))
+            (<list>c.box)[0](PyBytes_FromStringAndSize(<const char *>p, <Py_ssize_t>n))
             return 0
         except BaseException as e:
-            return _keep(c, e)
+            return py_keep(<list>c.box, e)
 
 
-cdef int _set_ctx(io_ctx *c, object target, str method, list errs) except -1:
-    """Point c at an fd or at target.<method>; returns 0. The caller keeps target alive."""
-    c.errs = <PyObject *>errs
-    if isinstance(target, int):
-        c.fd = <int>target
-        c.fn = NULL
-    else:
-        c.fd = -1
-        c.fn = <PyObject *>target
-    return 0
+cdef list _set_ctx(io_ctx *c, object target, list boxes):
+    """Point c at an fd or at target (a source, or a write callable) through a new box, which
+    is appended to boxes (which keeps it, and target, alive); the box."""
+    box = [None if isinstance(target, int) else target, None]
+    boxes.append(box)
+    c.box = <PyObject *>box
+    c.fd = <int>target if isinstance(target, int) else -1
+    return box
 
 
-cdef int _raise(int rc, list errs) except -1:
-    """Raise for a failed status: the exception a callback kept, or the status's own."""
-    return raise_status(rc, None, None, None, "", errs[0] if errs else None)
+cdef int _raise(int rc, list boxes) except -1:
+    """Raise for a failed status: the exception a callback stored in one of boxes, or the
+    status's own."""
+    kept = None
+    for box in boxes:
+        e = py_kept(box)
+        if kept is None:
+            kept = e
+    return raise_status(rc, None, None, None, "", kept)
 
 
 def count_lines(const uint8_t[::1] buf, Py_ssize_t n):
@@ -154,8 +144,7 @@ def sort_chunk(const uint8_t[::1] buf, Py_ssize_t n, out, int threads=1,
     cdef wa_out o
     cdef io_ctx c
     cdef int rc = WA_OK
-    cdef list errs = []
-    cdef object keep = out if not isinstance(out, int) else None
+    cdef list boxes = []
     cdef const uint8_t *p
     if n < 0 or n > buf.shape[0]:
         raise ValueError("n out of range")
@@ -164,7 +153,7 @@ def sort_chunk(const uint8_t[::1] buf, Py_ssize_t n, out, int threads=1,
     if n == 0:
         return (0, 0, 0)
     p = &buf[0]
-    _set_ctx(&c, out, "write", errs)
+    _set_ctx(&c, out, boxes)
     with nogil:
         count = wa_count_lines(p, <size_t>n)
     if max_lines > 0 and count > <size_t>max_lines:
@@ -182,7 +171,7 @@ def sort_chunk(const uint8_t[::1] buf, Py_ssize_t n, out, int threads=1,
             if rc == WA_OK:
                 rc = wa_out_flush(&o)
         if rc != WA_OK:
-            _raise(rc, errs)
+            _raise(rc, boxes)
         return (used, k, o.lines)
     finally:
         free(a)
@@ -193,7 +182,7 @@ def merge(sources, out, list names=None, bint check=False,
           Py_ssize_t bufsize=1 << 20, Py_ssize_t outbuf=1 << 20):
     """Merge sorted sources into ``out``, identical lines once; returns (lines_out, repeats_dropped).
 
-    Each source is an fd or an object with ``readinto``; ``out`` an fd or a
+    Each source is an fd or an object with ``readinto`` (or ``read``); ``out`` an fd or a
     write callable. With ``check`` a source line that sorts before the line
     above it raises UnsortedInputError naming ``names[i]`` and the line number.
     """
@@ -203,8 +192,7 @@ def merge(sources, out, list names=None, bint check=False,
     cdef io_ctx oc
     cdef io_ctx *ctxs = NULL
     cdef int rc = WA_OK
-    cdef list errs = []
-    cdef list keep = []
+    cdef list boxes = []
     cdef wa_msrc *s
     if names is not None and len(names) != n:
         raise ValueError("names must match sources")
@@ -220,16 +208,10 @@ def merge(sources, out, list names=None, bint check=False,
         raise MemoryError()
     try:
         for i in range(n):
-            src = sources[i]
-            if not isinstance(src, int):
-                src = src.readinto
-                keep.append(src)
-            _set_ctx(&ctxs[i], src, "readinto", errs)
+            _set_ctx(&ctxs[i], sources[i], boxes)
             m.src[i].fill = <wa_fill_fn>_fill
             m.src[i].ctx = &ctxs[i]
-        if not isinstance(out, int):
-            keep.append(out)
-        _set_ctx(&oc, out, "write", errs)
+        _set_ctx(&oc, out, boxes)
         with nogil:
             rc = wa_merge_run(&m, &o)
         if rc == WA_E_UNSORTED or rc == WA_E_TOO_BIG:
@@ -242,7 +224,7 @@ def merge(sources, out, list names=None, bint check=False,
                 PyBytes_FromStringAndSize(<const char *>s.buf + s.cur, min(s.cur_len, 4096)),
                 PyBytes_FromStringAndSize(<const char *>s.buf + s.prev, min(s.prev_len, 4096))))
         if rc != WA_OK:
-            _raise(rc, errs)
+            _raise(rc, boxes)
         return (o.lines, o.dropped)
     finally:
         wa_out_free(&o)

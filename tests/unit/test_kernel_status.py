@@ -128,3 +128,31 @@ def test_a_damaged_segment_is_an_index_format_error(tmp_path):
     p.write_bytes(b"\0" * 100)
     with pytest.raises(errors.IndexFormatError, match="bad.seg"):
         Segment(str(p))
+
+
+class _Stream:
+    """A forward-only stream (no descriptor, no pread) whose reads fail or answer None."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def seekable(self):
+        return False
+
+    def readinto(self, b):
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+
+def test_the_one_read_callback_carries_exceptions_out():
+    from warchive._ext import line_sort
+    from warchive._ext.gzip_members import Reader
+    with pytest.raises(KeyError, match="forward"):
+        Reader(_Stream(KeyError("forward")))
+    with pytest.raises(BlockingIOError):
+        Reader(_Stream(None))
+    with pytest.raises(KeyError, match="merge"):
+        line_sort.merge([io.BytesIO(b"a\n"), _Stream(KeyError("merge"))], lambda b: None)
+    with pytest.raises(ValueError, match=r"readinto\(\) returned 99"):
+        line_sort.merge([_Stream(99)], lambda b: None, bufsize=16)
