@@ -2,14 +2,17 @@
 
 Every error a user can meet while reading archives, indexing or looking up
 captures is an ``ArchiveError``. Errors about a place in a file carry the path
-and the byte offset, and their message says what to do about it. This module
-must not import anything from the rest of the package.
+and the byte offset, and their message says what to do about it. Every public
+exception of the package is defined here (the modules that raise one import it
+from here, and still answer to its name), so that ``from warchive.errors import
+X`` finds any of them; docs/api.md, "Errors", lists them. This module must not
+import anything from the rest of the package.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
 PathLike = Union[str, os.PathLike[str], None]
 
@@ -194,3 +197,147 @@ class StoreError(FileError):
     """Something is wrong with the durable store at ``path`` (its store.json, a manifest, a chunk
     file, or a stored name): a directory that is not a store, a manifest that does not parse, a
     stripe with fewer than k good fragments, a name already stored with other bytes, ..."""
+
+
+# --------------------------------------------------------------------------- warc files
+
+
+class DigestError(ArchiveError, ValueError):
+    """A digest that is not ``label:value`` of a known algorithm (sha1, sha256, blake3) in
+    base32, base16 or base64, nor a bare SHA-1."""
+
+
+# --------------------------------------------------------------------------- queries
+
+
+class QueryError(ArchiveError, ValueError):
+    """A bad query, or an index line the query cannot read: answered with `status` and
+    {"message": ...} (R63-R66, D1)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+# --------------------------------------------------------------------------- loading captures and replay
+
+
+class CaptureLineError(ArchiveError, ValueError):
+    """An index line or capture that cannot name a record (no offset, bad number...)."""
+
+
+class ArchiveFileNotFound(CaptureNotFound):
+    """The WARC file a capture names is in none of the archive directories."""
+
+
+class UnsafeFilename(ArchiveError, ValueError):
+    """A capture's filename is absolute or climbs out of the archive directories (``..``)."""
+
+
+class OriginalNotFound(CaptureNotFound):
+    """A revisit's original (the record holding its payload) was not found. ``looked`` lists
+    each place looked at and what came of it."""
+
+    def __init__(self, what: str, looked: Sequence[str]) -> None:
+        self.what = what
+        self.looked = list(looked)
+        tried = "; ".join(f"({i}) {s}" for i, s in enumerate(self.looked, 1)) or "nothing to look up"
+        super().__init__(f"{what}: its original was not found. Looked for: {tried}. "
+                         "load_closest(url, timestamp, index) serves the next-closest capture instead")
+
+
+class SegmentNotFound(CaptureNotFound):
+    """A continuation record of a segmented record is missing."""
+
+
+class SelfRedirect(CaptureNotFound):
+    """A 3xx capture whose Location is the URL asked for (replaying it would loop; pywb skips it)."""
+
+
+class ArchivalUrlError(ArchiveError, ValueError):
+    """An archival URL (or a part given to build one) is not one: empty, not text, a bad
+    timestamp or modifier. The server answers it with 400."""
+
+
+class MementoError(ArchiveError, ValueError):
+    """An Accept-Datetime that names no datetime: the server answers it with 400."""
+
+
+class ConfigError(ArchiveError, ValueError):
+    """A replay configuration that cannot be used (the message names the file and the key)."""
+
+
+class CollectionUnavailable(ArchiveError):
+    """A collection whose index cannot be opened (the message names it and says why)."""
+
+
+# --------------------------------------------------------------------------- crawling
+
+
+class CrawlError(ArchiveError):
+    """A crawl that cannot start or resume (the message says which file and what to do)."""
+
+
+class CrawlLogError(ArchiveError, ValueError):
+    """A line that is not a crawl.log line (``line`` and ``lineno`` say which)."""
+
+    def __init__(self, problem: str, line: str = "", lineno: Optional[int] = None) -> None:
+        self.problem, self.line, self.lineno = problem, line, lineno
+        at = f"line {lineno}: " if lineno is not None else ""
+        super().__init__(f"{at}{problem}: {line[:200]!r}")
+
+
+class FrontierFormatError(CorruptRecordError):
+    """A frontier snapshot or log is damaged at ``offset`` of ``path``."""
+
+
+class SeenFormatError(CorruptRecordError):
+    """A seen-set file (run, manifest, Bloom filter) is damaged at ``offset`` of ``path``."""
+
+
+class ScreenshotError(ArchiveError):
+    """A page could not be rendered (timeout, navigation error, browser crash)."""
+
+    def __init__(self, url: str, problem: str, remedy: str = "") -> None:
+        self.url = url
+        self.problem = problem
+        super().__init__(f"{url}: {problem}" + (f" ({remedy})" if remedy else ""))
+
+    def __reduce__(self):
+        return (type(self), (self.url, self.problem))
+
+
+class BrowserUnavailable(ArchiveError):
+    """Playwright or the chromium executable is missing."""
+
+
+# --------------------------------------------------------------------------- wacz files
+
+
+class ZipFormatError(FileError):
+    """A ZIP file, or one of its entries, is malformed or lies about itself."""
+
+
+class UnsafeZipEntry(ZipFormatError):
+    """An entry whose name or type would leave the directory it is extracted to (``..``,
+    absolute, symlink) or that repeats another entry's name."""
+
+
+class CompressedEntry(ZipFormatError):
+    """An entry is deflated where WACZ needs it stored, to read its records by byte range."""
+
+
+class PackageError(FileError):
+    """datapackage.json (or its digest) is missing, malformed, or disagrees with the archive."""
+
+
+class IndexTooLarge(FileError):
+    """The index entries of a WACZ hold more than a WACZ's index may (``MAX_INDEX_BYTES``,
+    ``MAX_INDEX_LINES`` together, ``MAX_LINE`` a line, ``MAX_INDEX_ENTRIES`` entries): a zip
+    bomb, or more than warchive reads of one WACZ. The message names the entry where the limit
+    was passed."""
+
+
+class PagesError(ArchiveError):
+    """A pages.jsonl file is not a list of pages."""

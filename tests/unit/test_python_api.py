@@ -199,3 +199,62 @@ def test_an_unsorted_index_file_is_named_not_answered_empty(tmp_path, cdxj):
             with pytest.raises(UnsortedInputError) as e:
                 idx.query(f"http://example.com/{i:03d}")
             assert str(shuffled) in str(e.value) and "sort it first" in str(e.value)
+
+
+# --------------------------------------------------------------------------- errors
+
+# raised by the command line or the replay server only, and warnings: defined where they are used
+ELSEWHERE = {"UsageError", "MissingExtra", "SessionPathError", "BadRequest", "DefectWarning", "SessionWarning"}
+
+
+def test_every_public_exception_is_defined_in_warchive_errors():
+    """A class of the package deriving from an exception is defined in warchive.errors (so that
+    ``from warchive.errors import X`` finds it), unless it is private or listed in ELSEWHERE."""
+    import ast
+    import inspect
+
+    import warchive.errors
+
+    errors = {n for n, v in vars(warchive.errors).items() if inspect.isclass(v) and issubclass(v, BaseException)}
+    bases_ok = errors | {"Exception", "ValueError", "LookupError", "UserWarning", "OSError", "RuntimeError"}
+    src = pathlib.Path(warchive.errors.__file__).parent
+    elsewhere = {}
+    for path in src.rglob("*.py"):
+        if path.name == "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                bases = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+                if bases & bases_ok:
+                    elsewhere[node.name] = str(path.relative_to(src))
+    assert set(elsewhere) <= ELSEWHERE, elsewhere
+
+
+@pytest.mark.parametrize("module, names", [
+    ("warchive.index.query", ["QueryError"]),
+    ("warchive.index.capture", ["QueryError"]),
+    ("warchive.warc.digest", ["DigestError"]),
+    ("warchive.replay.load", ["CaptureLineError", "ArchiveFileNotFound", "UnsafeFilename", "OriginalNotFound",
+                              "SegmentNotFound", "SelfRedirect"]),
+    ("warchive.replay.urls", ["ArchivalUrlError"]),
+    ("warchive.replay.memento", ["MementoError"]),
+    ("warchive.replay.config", ["ConfigError"]),
+    ("warchive.replay.collections", ["CollectionUnavailable"]),
+    ("warchive.capture.crawl_config", ["CrawlError"]),
+    ("warchive.capture.crawl_log", ["CrawlLogError"]),
+    ("warchive.capture.checkpoint", ["FrontierFormatError"]),
+    ("warchive.capture.seen", ["SeenFormatError"]),
+    ("warchive.wacz.zipread", ["ZipFormatError", "UnsafeZipEntry", "CompressedEntry"]),
+    ("warchive.wacz.datapackage", ["PackageError"]),
+    ("warchive.wacz.indexlines", ["IndexTooLarge"]),
+    ("warchive.wacz.pages", ["PagesError"]),
+])
+def test_exceptions_answer_to_their_old_homes_too(module, names):
+    import importlib
+
+    import warchive.errors
+
+    mod = importlib.import_module(module)
+    for name in names:
+        cls = getattr(warchive.errors, name)
+        assert getattr(mod, name) is cls and issubclass(cls, warchive.errors.ArchiveError)

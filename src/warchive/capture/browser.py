@@ -49,7 +49,7 @@ from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Dict, Iterable, Lis
                     Tuple, Union)
 from urllib.parse import urlsplit
 
-from ..errors import ArchiveError
+from ..errors import ArchiveError, BrowserUnavailable, ScreenshotError
 from ..warc.content import content_stream
 from ..warc.headers import Headers
 from ..warc.builder import split_http
@@ -65,22 +65,6 @@ DEFAULT_VIEWPORT = (1280, 800)
 _HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer",
                          "upgrade", "content-encoding", "content-length"))
 _MAX_LISTED = 200   # blocked/missing URLs kept in a Screenshot (the counts are exact)
-
-
-class ScreenshotError(ArchiveError):
-    """A page could not be rendered (timeout, navigation error, browser crash)."""
-
-    def __init__(self, url: str, problem: str, remedy: str = "") -> None:
-        self.url = url
-        self.problem = problem
-        super().__init__(f"{url}: {problem}" + (f" ({remedy})" if remedy else ""))
-
-    def __reduce__(self):
-        return (type(self), (self.url, self.problem))
-
-
-class BrowserUnavailable(ArchiveError):
-    """Playwright or the chromium executable is missing."""
 
 
 # --------------------------------------------------------------------------- captured responses

@@ -22,16 +22,12 @@ import zlib
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from ..durable import AtomicOutput
-from ..errors import CorruptRecordError
+from ..errors import FrontierFormatError
 
 __all__ = ["CheckpointLog", "FrontierFormatError", "Queued", "Restored", "a_line", "f_line", "restore", "t_line"]
 
 SNAPSHOT = "frontier.snap"
 FORMAT_VERSION = 1
-
-
-class FrontierFormatError(CorruptRecordError):
-    """A frontier snapshot or log is damaged at ``offset`` of ``path``."""
 
 
 # --------------------------------------------------------------------------------------------

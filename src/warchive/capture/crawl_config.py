@@ -15,17 +15,12 @@ from dataclasses import MISSING, asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import __version__
-from ..errors import ArchiveError
+from ..errors import CrawlError
 from ..surt import surt
 from .politeness import Politeness
 from .scope import Scope
 
 __all__ = ["CrawlConfig", "CrawlError"]
-
-
-class CrawlError(ArchiveError):
-    """A crawl that cannot start or resume (the message says which file and what to do)."""
-
 
 
 def setting(default: Any, help: str, group: str, *, flag: Optional[str] = None, short: Optional[str] = None,

@@ -36,17 +36,8 @@ from typing import IO, Iterable, Iterator, List, Optional, Union
 __all__ = ["CrawlLogEntry", "CrawlLog", "format_line", "parse_line", "read_log", "log_timestamp",
            "fetch_timestamp", "CrawlLogError", "sha1_label", "NO_TYPE"]
 
-from ..errors import ArchiveError
+from ..errors import CrawlLogError
 from ..warc.digest import digest_one
-
-
-class CrawlLogError(ArchiveError, ValueError):
-    """A line that is not a crawl.log line (``line`` and ``lineno`` say which)."""
-
-    def __init__(self, problem: str, line: str = "", lineno: Optional[int] = None) -> None:
-        self.problem, self.line, self.lineno = problem, line, lineno
-        at = f"line {lineno}: " if lineno is not None else ""
-        super().__init__(f"{at}{problem}: {line[:200]!r}")
 
 
 @dataclass

@@ -45,7 +45,7 @@ from typing import Dict, Iterable, List, Optional, Protocol, Set, Tuple, Union
 import numpy as np
 
 from ..durable import fsync_dir
-from ..errors import CorruptRecordError
+from ..errors import SeenFormatError
 from ..surt import surt_or_url
 
 __all__ = ["ExactSeen", "BloomSeen", "SeenSet", "SeenFormatError", "open_seen", "seen_key"]
@@ -58,10 +58,6 @@ BLOOM_MAGIC = b"WABLOOM1"
 BLOOM_HEAD = struct.Struct("<8sQQQQdI4x")     # magic, m bits, k, added, capacity, fp rate, crc32 of bits
 MANIFEST_VERSION = 1
 _MASK64 = (1 << 64) - 1
-
-
-class SeenFormatError(CorruptRecordError):
-    """A seen-set file (run, manifest, Bloom filter) is damaged at ``offset`` of ``path``."""
 
 
 class SeenSet(Protocol):

@@ -37,7 +37,7 @@ from collections.abc import KeysView
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-from ..errors import ArchiveError
+from ..errors import QueryError
 
 # R34: field aliases (pywb's table; `s` ends up meaning length)
 ALIASES = {"u": "url", "original": "url", "statuscode": "status", "mimetype": "mime", "m": "mime",
@@ -57,16 +57,6 @@ CDX_FORMATS = {
 }
 CDX_FORMATS[12] = CDX_FORMATS[9] + ("orig.length", "orig.offset", "orig.filename")
 CDX_FORMATS[13] = CDX_FORMATS[10] + ("orig.length", "orig.offset", "orig.filename")
-
-
-class QueryError(ArchiveError, ValueError):
-    """A bad query, or an index line the query cannot read: answered with `status` and
-    {"message": ...} (R63-R66, D1)."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
 
 
 def _unknown_format(cols: Sequence[bytes]) -> QueryError:

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..errors import ArchiveError, CaptureNotFound, RecordFormatError
+from ..errors import ArchiveError, ArchiveFileNotFound, RecordFormatError, UnsafeFilename
 from ..store.layout import name_problem, store_url
 from ..store.storefile import StoreFile
 from ..store.urls import Stores, is_store_dir, is_store_url, split
@@ -45,14 +45,6 @@ OPEN_SUFFIX = ".open"   # a WARC file being written (warchive.warc.warcfile): NA
 STORE_FILES = 16        # stored files kept open (each holds its chunk files' descriptors)
 STORE_CACHE = 2 << 20   # fragment cache of each: a record is read in one piece, so little is read twice
 PATHS_KEPT = 4096       # filenames whose paths are remembered (then all are looked up afresh)
-
-
-class ArchiveFileNotFound(CaptureNotFound):
-    """The WARC file a capture names is in none of the archive directories."""
-
-
-class UnsafeFilename(ArchiveError, ValueError):
-    """A capture's filename is absolute or climbs out of the archive directories (``..``)."""
 
 
 def check_filename(filename: str) -> str:

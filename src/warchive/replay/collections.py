@@ -27,7 +27,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from ..errors import ArchiveError
+from ..errors import ArchiveError, CollectionUnavailable
 from ..index.query import Engine, Index, NamedSource, named_sources
 from ..wacz.indexsegment import spooled
 from ..wacz.keys import Rekeyed
@@ -41,10 +41,6 @@ WACZ_EXT = ".wacz"   # ROOT/NAME.wacz is the read-only collection NAME, read ins
 
 OPEN_ATTEMPTS = 5   # opens of a collection whose index changes while it is opened
 RACY_NS = 50_000_000   # a view opened closer than this (50 ms) to its index's last change is checked again
-
-
-class CollectionUnavailable(ArchiveError):
-    """A collection whose index cannot be opened (the message names it and says why)."""
 
 
 class Served:

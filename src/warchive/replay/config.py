@@ -31,14 +31,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import yaml
 
-from ..errors import ArchiveError
+from ..errors import ConfigError
 from ..store.urls import SCHEME, is_store_url
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-class ConfigError(ArchiveError, ValueError):
-    """A replay configuration that cannot be used (the message names the file and the key)."""
 
 
 @dataclass(frozen=True)

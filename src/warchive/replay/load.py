@@ -45,7 +45,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..errors import ArchiveError, CaptureNotFound, CaptureUnavailable, ReadError, RecordFormatError
+from ..errors import ArchiveError, CaptureLineError, CaptureNotFound, CaptureUnavailable, ReadError, RecordFormatError
 from ..index.capture import Capture
 from ..index.query import DEFAULT_LIMIT, Index, QueryError, closest_first, parse_line
 from ..index.rix import RECORD_INDEX_EXT, RecordIndex, unbracket
@@ -69,12 +69,6 @@ CaptureLine = Union[Capture, bytes, str, Mapping[str, Any]]
 #                         an Index is opened on them and closed with the loader;
 #   None                  no index: only revisits with orig.* fields (resolveRevisits) resolve.
 IndexArg = Union[Index, PathLike, Sequence[PathLike], None]
-
-
-# --------------------------------------------------------------------------- errors
-
-class CaptureLineError(ArchiveError, ValueError):
-    """An index line or capture that cannot name a record (no offset, bad number...)."""
 
 
 # --------------------------------------------------------------------------- what a load returns

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from email.utils import parsedate_tz
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from ..errors import ArchiveError
+from ..errors import MementoError
 from ..index.capture import Capture, may_rename_timestamp
 from ..index.query import render
 from ..timestamps import iso_date_to_timestamp, timestamp_to_datetime
@@ -36,10 +36,6 @@ DEFAULT_PAGE_SIZE = 10000   # mementos in one page of a link-format TimeMap (doc
 # A capture: a Capture of the query engine, as the loader serves it too (LoadedCapture.cdx);
 # only its timestamp, url and source-coll are read.
 CaptureLike = Capture
-
-
-class MementoError(ArchiveError, ValueError):
-    """An Accept-Datetime that names no datetime: the server answers it with 400."""
 
 
 # --------------------------------------------------------------------------- datetimes

@@ -26,7 +26,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
-from ..errors import ArchiveError, CaptureNotFound
+from ..errors import ArchiveError, OriginalNotFound
 from ..index.capture import Capture
 from ..index.query import Index
 from ..index.rix import RecordIndex, RixEntry, date_timestamp, unbracket
@@ -41,18 +41,6 @@ MAX_CHAIN = 4               # revisit -> revisit -> ... followed through record 
 # open_at(filename, offset, capture): the record at offset of filename; capture is that record's (None:
 # none known): it names the record in errors, and its length, where there, is read as the record's length
 OpenAt = Callable[[str, Any, Optional[Capture]], OpenRecord]
-
-
-class OriginalNotFound(CaptureNotFound):
-    """A revisit's original (the record holding its payload) was not found. ``looked`` lists
-    each place looked at and what came of it."""
-
-    def __init__(self, what: str, looked: Sequence[str]) -> None:
-        self.what = what
-        self.looked = list(looked)
-        tried = "; ".join(f"({i}) {s}" for i, s in enumerate(self.looked, 1)) or "nothing to look up"
-        super().__init__(f"{what}: its original was not found. Looked for: {tried}. "
-                         "load_closest(url, timestamp, index) serves the next-closest capture instead")
 
 
 class _NotThere(Exception):

@@ -10,14 +10,10 @@ from __future__ import annotations
 from typing import Optional, Protocol
 from urllib.parse import urlsplit
 
-from ..errors import CaptureNotFound, UrlError
+from ..errors import SelfRedirect, UrlError
 from ..index.capture import Capture
 from ..surt import surt
 from ..warc.headers import Headers
-
-
-class SelfRedirect(CaptureNotFound):
-    """A 3xx capture whose Location is the URL asked for (replaying it would loop; pywb skips it)."""
 
 
 class Served(Protocol):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..errors import CaptureNotFound
+from ..errors import SegmentNotFound
 from ..index.cdx import ARCHIVE_EXTENSIONS
 from ..index.rix import RecordIndex, unbracket
 from ..warc.reader import open as open_warc
@@ -21,10 +21,6 @@ from .archives import OpenRecord, open_source, siblings
 
 SEGMENT_SCAN_RECORDS = 16   # without a record index: records looked at per file for continuations
 SEGMENT_SCAN_FILES = 4      # ... and files after the first segment's
-
-
-class SegmentNotFound(CaptureNotFound):
-    """A continuation record of a segmented record is missing."""
 
 
 class _Found(NamedTuple):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import List, Literal, Optional, Tuple, Union, get_args
 from urllib.parse import quote, quote_plus, unquote_plus, urljoin, urlsplit, urlunsplit
 
-from ..errors import ArchiveError
+from ..errors import ArchivalUrlError
 
 UrlType = Literal["replay", "latest_replay", "query", "url_query"]
 URL_TYPES = get_args(UrlType)
@@ -49,11 +49,6 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
 _C0_OR_SPACE = "".join(map(chr, range(0x21)))
-
-
-class ArchivalUrlError(ArchiveError, ValueError):
-    """An archival URL (or a part given to build one) is not one: empty, not text, a bad
-    timestamp or modifier. The server answers it with 400."""
 
 
 # --------------------------------------------------------------------------- target URLs

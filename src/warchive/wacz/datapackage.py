@@ -24,15 +24,11 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from .. import __version__
-from ..errors import FileError
+from ..errors import PackageError
 from .zipread import check_name
 
 WACZ_VERSION = "1.1.1"
 PACKAGE, DIGEST = "datapackage.json", "datapackage-digest.json"
-
-
-class PackageError(FileError):
-    """datapackage.json (or its digest) is missing, malformed, or disagrees with the archive."""
 
 
 @dataclass

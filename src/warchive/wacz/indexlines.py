@@ -36,7 +36,7 @@ from typing import Any, Iterable, Iterator, List, Optional
 from isal import isal_zlib
 
 from ..boundedlines import MAX_LINE
-from ..errors import FileError, IndexFormatError
+from ..errors import IndexFormatError, IndexTooLarge
 from .zipread import PIECE, RAW_PIECE, InflateError, ZipDirectory
 
 INDEXES = "indexes/"
@@ -47,13 +47,6 @@ FORMAT = "cdxj-gzip-1.0"       # the format an index.idx names in its !meta line
 
 # A line held whole inside one piece is no longer than the piece: only lines across pieces are measured.
 assert PIECE <= MAX_LINE
-
-
-class IndexTooLarge(FileError):
-    """The index entries of a WACZ hold more than a WACZ's index may (``MAX_INDEX_BYTES``,
-    ``MAX_INDEX_LINES`` together, ``MAX_LINE`` a line, ``MAX_INDEX_ENTRIES`` entries): a zip
-    bomb, or more than warchive reads of one WACZ. The message names the entry where the limit
-    was passed."""
 
 
 @dataclass(frozen=True)

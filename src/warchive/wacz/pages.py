@@ -15,14 +15,10 @@ import hashlib
 import json
 from typing import Iterable, Iterator, List
 
-from ..errors import ArchiveError
+from ..errors import PagesError
 
 HEADER = {"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}
 HTML = ("text/html", "application/xhtml+xml")
-
-
-class PagesError(ArchiveError):
-    """A pages.jsonl file is not a list of pages."""
 
 
 def iso(ts: str) -> str:

@@ -33,7 +33,7 @@ from typing import Dict, Iterator, List, Optional, Protocol, Type, cast
 
 from isal import isal_zlib
 
-from ..errors import FileError
+from ..errors import CompressedEntry, UnsafeZipEntry, ZipFormatError
 
 STORED, DEFLATED = 0, 8
 EOCD_SIG, EOCD64_SIG, LOC64_SIG = 0x06054B50, 0x06064B50, 0x07064B50
@@ -47,19 +47,6 @@ RAW_PIECE = 64 << 10          # bytes of a deflated entry read at once when stre
 PIECE = 1 << 20               # bytes of an entry's content given at once when streamed
 UNIX = 3                      # "made by" host of entries whose external attributes carry a mode
 InflateError = cast(Type[Exception], isal_zlib.error)   # what ISA-L's inflate raises (its stub says an instance)
-
-
-class ZipFormatError(FileError):
-    """A ZIP file, or one of its entries, is malformed or lies about itself."""
-
-
-class UnsafeZipEntry(ZipFormatError):
-    """An entry whose name or type would leave the directory it is extracted to (``..``,
-    absolute, symlink) or that repeats another entry's name."""
-
-
-class CompressedEntry(ZipFormatError):
-    """An entry is deflated where WACZ needs it stored, to read its records by byte range."""
 
 
 class Blob(Protocol):

@@ -29,12 +29,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import blake3
 
-from ..errors import ArchiveError
-
-
-class DigestError(ArchiveError, ValueError):
-    """A digest that is not ``label:value`` of a known algorithm (sha1, sha256, blake3) in
-    base32, base16 or base64, nor a bare SHA-1."""
+from ..errors import DigestError
 
 
 class Algorithm:
