@@ -18,7 +18,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.unicode cimport PyUnicode_DecodeASCII
 
-from _lib.wa_common cimport WA_OK, WA_SLOW, WA_SAME, WA_DONE, WA_NEED
+from _lib.wa_common cimport WA_OK, WA_SLOW, WA_SAME, WA_DONE, WA_NEED, wa_bytes, wa_bytes_borrow, wa_bytes_free
 from _lib.wa_html cimport *
 from _status cimport raise_status
 
@@ -105,8 +105,8 @@ cdef class Kernel:
     def set_prefixes(self, bytes prefix not None, bytes full not None, bint check_prefix, bint check_full):
         """URLs starting with ``prefix`` (when ``check_prefix``) or ``full`` (``check_full``) are
         left alone, as UrlRewriter leaves them."""
-        wa_hbuf_borrow(&self.h.rw.prefix, PyBytes_AS_STRING(prefix), PyBytes_GET_SIZE(prefix))
-        wa_hbuf_borrow(&self.h.rw.full, PyBytes_AS_STRING(full), PyBytes_GET_SIZE(full))
+        wa_bytes_borrow(&self.h.rw.prefix, PyBytes_AS_STRING(prefix), PyBytes_GET_SIZE(prefix))
+        wa_bytes_borrow(&self.h.rw.full, PyBytes_AS_STRING(full), PyBytes_GET_SIZE(full))
         self._keep((prefix, full))
         self.h.rw.check_prefix = check_prefix
         self.h.rw.check_full = check_full
@@ -123,10 +123,10 @@ cdef class Kernel:
         if head is None:
             return
         a, r, s, t = head
-        wa_hbuf_borrow(&hd.abs, PyBytes_AS_STRING(a), PyBytes_GET_SIZE(a))
-        wa_hbuf_borrow(&hd.rel, PyBytes_AS_STRING(r), PyBytes_GET_SIZE(r))
-        wa_hbuf_borrow(&hd.sr, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
-        wa_hbuf_borrow(&hd.tail, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t))
+        wa_bytes_borrow(&hd.abs, PyBytes_AS_STRING(a), PyBytes_GET_SIZE(a))
+        wa_bytes_borrow(&hd.rel, PyBytes_AS_STRING(r), PyBytes_GET_SIZE(r))
+        wa_bytes_borrow(&hd.sr, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
+        wa_bytes_borrow(&hd.tail, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t))
         self._keep(head)
         hd.ok = 1
 
@@ -218,7 +218,7 @@ cdef class Kernel:
 
     def rewrite_url(self, bytes url not None, int slot, bint force_abs=False):
         """The C fast path alone on one URL (tests): (SAME | DONE | SLOW, result bytes)."""
-        cdef wa_hbuf out
+        cdef wa_bytes out
         cdef int verbatim, rc
         if not 0 <= slot < WA_NSLOTS:
             raise ValueError(f"slot {slot} out of range")
@@ -229,13 +229,13 @@ cdef class Kernel:
             raise_status(rc)
             return rc, _bytes(out.p, out.len) if rc == WA_DONE else b""
         finally:
-            wa_hbuf_free(&out)
+            wa_bytes_free(&out)
 
 
 def join(bytes base not None, bytes ref not None):
     """The C urljoin alone (tests): the joined URL, or None where it answers WA_SLOW."""
     cdef wa_urlbase b
-    cdef wa_hbuf out
+    cdef wa_bytes out
     cdef int same, rc
     memset(&b, 0, sizeof(b))
     memset(&out, 0, sizeof(out))
@@ -249,12 +249,12 @@ def join(bytes base not None, bytes ref not None):
         return ref if same else _bytes(out.p, out.len)
     finally:
         wa_urlbase_free(&b)
-        wa_hbuf_free(&out)
+        wa_bytes_free(&out)
 
 
 def decode_attr(bytes value not None):
     """The C character-reference decoder alone (tests): (decoded bytes, map)."""
-    cdef wa_hbuf out
+    cdef wa_bytes out
     cdef wa_map m
     memset(&out, 0, sizeof(out))
     memset(&m, 0, sizeof(m))
@@ -263,5 +263,5 @@ def decode_attr(bytes value not None):
             raise MemoryError()
         return _bytes(out.p, out.len), [m.v[i] for i in range(m.n)]
     finally:
-        wa_hbuf_free(&out)
+        wa_bytes_free(&out)
         free(m.v)

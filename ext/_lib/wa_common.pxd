@@ -1,7 +1,10 @@
 # Extern-only declarations of ext/csrc/wa_common.h: the status codes every C core
-# returns (one enum, each code its own value) and the pooled big buffers. The one
+# returns (one enum, each code its own value), the one growable buffer type (wa_bytes)
+# and the pooled big buffers. The one
 # place they are declared: the kernels cimport them from here, and ext/_status.pxd
 # turns a failed one into its exception.
+from libc.stdint cimport uint8_t
+
 cdef extern from "wa_common.h" nogil:
     enum:
         WA_OK
@@ -29,5 +32,14 @@ cdef extern from "wa_common.h" nogil:
         WA_E_UNSORTED
         WA_E_SHRUNK
         WA_SURT_SMALL
+    ctypedef struct wa_bytes:
+        uint8_t *p
+        size_t len
+        size_t cap
+    int wa_bytes_reserve(wa_bytes *b, size_t extra)
+    int wa_bytes_put(wa_bytes *b, const void *s, size_t n)
+    void wa_bytes_borrow(wa_bytes *b, const void *p, size_t n)
+    void wa_bytes_free(wa_bytes *b)
+
     void *wa_buf_get(size_t want, size_t *cap)
     void wa_buf_put(void *p, size_t cap)

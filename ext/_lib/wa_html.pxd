@@ -3,6 +3,8 @@
 # Every function here is safe without the GIL; see the headers for the contracts.
 from libc.stdint cimport uint8_t, uint32_t
 
+from _lib.wa_common cimport wa_bytes
+
 cdef extern from "wa_html.h" nogil:
     enum:
         WA_REQ_URL
@@ -16,13 +18,6 @@ cdef extern from "wa_html.h" nogil:
     const char *wa_attr_names[]
     const char *wa_tag_names[]
 
-    ctypedef struct wa_hbuf:
-        uint8_t *p
-        size_t len
-        size_t cap
-    int wa_hbuf_put(wa_hbuf *b, const void *s, size_t n)
-    void wa_hbuf_borrow(wa_hbuf *b, const void *p, size_t n)
-    void wa_hbuf_free(wa_hbuf *b)
 
     ctypedef struct wa_map:
         uint32_t *v
@@ -34,22 +29,22 @@ cdef extern from "wa_html.h" nogil:
         int rw_ok
     int wa_urlbase_set(wa_urlbase *b, const uint8_t *s, size_t n)
     void wa_urlbase_free(wa_urlbase *b)
-    int wa_join(const wa_urlbase *b, const uint8_t *r, size_t n, wa_hbuf *out, int *same)
+    int wa_join(const wa_urlbase *b, const uint8_t *r, size_t n, wa_bytes *out, int *same)
 
     ctypedef struct wa_rwhead:
         int ok
-        wa_hbuf abs
-        wa_hbuf rel
-        wa_hbuf sr
-        wa_hbuf tail
+        wa_bytes abs
+        wa_bytes rel
+        wa_bytes sr
+        wa_bytes tail
     ctypedef struct wa_rw:
         wa_urlbase base
-        wa_hbuf prefix
-        wa_hbuf full
+        wa_bytes prefix
+        wa_bytes full
         int check_prefix
         int check_full
         wa_rwhead heads[9]
-    int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t n, wa_hbuf *out, int *verbatim)
+    int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t n, wa_bytes *out, int *verbatim)
 
     ctypedef struct wa_link:
         uint8_t hop
@@ -70,11 +65,11 @@ cdef extern from "wa_html.h" nogil:
         int scripts
         wa_rw rw
         const uint8_t *w
-        wa_hbuf hold
-        wa_hbuf out
+        wa_bytes hold
+        wa_bytes out
         wa_link *lk
         size_t nlk
-        wa_hbuf lkarena
+        wa_bytes lkarena
         int req
         size_t req_s
         size_t req_e
@@ -89,4 +84,4 @@ cdef extern from "wa_html.h" nogil:
     int wa_html_answer(wa_html *h, const uint8_t *p, size_t n, int keep)
     int wa_html_set_base(wa_html *h, const uint8_t *p, size_t n)
 
-    int wa_attr_decode(const uint8_t *s, size_t n, wa_hbuf *out, wa_map *map)
+    int wa_attr_decode(const uint8_t *s, size_t n, wa_bytes *out, wa_map *map)

@@ -5,12 +5,9 @@
 # nogil; the kernels decide where the GIL is released.
 from libc.stdint cimport uint8_t, uint32_t, int64_t, uint64_t
 
-cdef extern from "wa_segment.h" nogil:
-    ctypedef struct wa_sbuf:
-        uint8_t *p
-        size_t len
-        size_t cap
+from _lib.wa_common cimport wa_bytes
 
+cdef extern from "wa_segment.h" nogil:
     enum:
         WA_SEG_NONE
         WA_SEG_DEFLATE
@@ -23,7 +20,7 @@ cdef extern from "wa_segment.h" nogil:
         uint64_t nlines
 
     ctypedef struct wa_seg_cur:
-        wa_sbuf out
+        wa_bytes out
 
     ctypedef struct wa_seg_reader:
         size_t size
@@ -68,8 +65,8 @@ cdef extern from "wa_segment.h" nogil:
 
 cdef extern from "wa_segwrite.h" nogil:
     ctypedef struct wa_segw:
-        wa_sbuf out
-        wa_sbuf last
+        wa_bytes out
+        wa_bytes last
         uint64_t total_lines
         uint64_t nblocks
         uint64_t file_off

@@ -92,6 +92,59 @@ static inline int wa_grow(uint8_t **p, size_t *cap, size_t need, size_t first) {
     return WA_OK;
 }
 
+/* Growable bytes, the one buffer type of the C cores: owned (cap > 0, from malloc/realloc) or
+ * borrowed (cap == 0, p pointing at memory the caller keeps alive: never freed; growing one
+ * copies it first). Every function returns WA_OK or WA_E_NOMEM (b as it was). */
+typedef struct {
+    uint8_t *p;
+    size_t len, cap;
+} wa_bytes;
+
+#define WA_BYTES_MAX ((size_t)1 << 40)
+
+/* Room for extra more bytes after len. */
+static inline int wa_bytes_reserve(wa_bytes *b, size_t extra) {
+    if (WA_LIKELY(b->len <= b->cap && b->cap - b->len >= extra)) return WA_OK;
+    if (b->len > WA_BYTES_MAX || extra > WA_BYTES_MAX - b->len) return WA_E_NOMEM;
+    if (!b->cap && b->p) {   /* borrowed */
+        uint8_t *p = NULL;
+        size_t cap = 0;
+        if (wa_grow(&p, &cap, b->len + extra, 256)) return WA_E_NOMEM;
+        if (b->len) memcpy(p, b->p, b->len);
+        b->p = p;
+        b->cap = cap;
+        return WA_OK;
+    }
+    return wa_grow(&b->p, &b->cap, b->len + extra, 256);
+}
+
+static inline int wa_bytes_put(wa_bytes *b, const void *s, size_t n) {
+    if (wa_bytes_reserve(b, n)) return WA_E_NOMEM;
+    if (n) memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return WA_OK;
+}
+
+static inline int wa_bytes_byte(wa_bytes *b, uint8_t c) {
+    if (wa_bytes_reserve(b, 1)) return WA_E_NOMEM;
+    b->p[b->len++] = c;
+    return WA_OK;
+}
+
+/* Point b at n bytes the caller keeps alive (b's own bytes are freed). */
+static inline void wa_bytes_borrow(wa_bytes *b, const void *p, size_t n) {
+    if (b->cap) free(b->p);
+    b->p = (uint8_t *)p;
+    b->len = n;
+    b->cap = 0;
+}
+
+static inline void wa_bytes_free(wa_bytes *b) {
+    if (b->cap) free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
 /* Big buffers (input windows, inflate and line output) are kept for the next reader
  * instead of being freed. Memory the process has touched costs nothing to use again, while
  * fresh memory costs a page fault per 4 KiB: about 3 us each on the VMs we measure on, so

@@ -120,7 +120,7 @@ typedef struct wa_html {
     /* the window: the held bytes and the chunk, or the chunk alone */
     const uint8_t *w;
     size_t wn;
-    wa_hbuf hold;
+    wa_bytes hold;
     int final;
     size_t pos, tok, emit;
     int state;
@@ -144,22 +144,22 @@ typedef struct wa_html {
     /* edits of the construct being written */
     wa_edit *edits;
     size_t nedits, cap_edits, next_edit;
-    wa_hbuf arena;
+    wa_bytes arena;
     int emitting;
     int after_state;        /* the state to go on in once the edits are written */
 
     /* scratch */
-    wa_hbuf dec;            /* a decoded attribute value */
+    wa_bytes dec;            /* a decoded attribute value */
     wa_map map;
-    wa_hbuf tmp;
+    wa_bytes tmp;
 
-    wa_hbuf out;            /* rewriting: the output of this call */
+    wa_bytes out;            /* rewriting: the output of this call */
 
     wa_link *lk;            /* links found (the caller drains them) */
     size_t nlk, cap_lk;
-    wa_hbuf lkarena;
+    wa_bytes lkarena;
     /* the links already reported in this document (resolved ones: the caller keeps the others) */
-    wa_hbuf seen_urls;      /* hop byte + URL, one after the other */
+    wa_bytes seen_urls;      /* hop byte + URL, one after the other */
     size_t *seen_off;       /* offsets in seen_urls; seen_len[i] their lengths */
     size_t *seen_len;
     uint32_t *seen_tab;     /* open addressing: index + 1 into seen_off, 0 empty */
@@ -179,18 +179,18 @@ static void wa_tag_class_init(void);
 static void wa_html_free(wa_html *h) {
     if (!h) return;
     wa_rw_free(&h->rw);
-    wa_hbuf_free(&h->hold);
+    wa_bytes_free(&h->hold);
     free(h->attrs);
     free(h->hits.v);
     free(h->edits);
-    wa_hbuf_free(&h->arena);
-    wa_hbuf_free(&h->dec);
+    wa_bytes_free(&h->arena);
+    wa_bytes_free(&h->dec);
     free(h->map.v);
-    wa_hbuf_free(&h->tmp);
-    wa_hbuf_free(&h->out);
+    wa_bytes_free(&h->tmp);
+    wa_bytes_free(&h->out);
     free(h->lk);
-    wa_hbuf_free(&h->lkarena);
-    wa_hbuf_free(&h->seen_urls);
+    wa_bytes_free(&h->lkarena);
+    wa_bytes_free(&h->seen_urls);
     free(h->seen_off);
     free(h->seen_len);
     free(h->seen_tab);
@@ -231,7 +231,7 @@ static int wa_edit_bytes(wa_html *h, size_t s, size_t e, const void *p, size_t n
     ed->e = e;
     ed->off = h->arena.len;
     ed->len = n;
-    return wa_hbuf_put(&h->arena, p, n);
+    return wa_bytes_put(&h->arena, p, n);
 }
 
 static int wa_edit_slow(wa_html *h, size_t s, size_t e, uint8_t ctx, uint8_t slot, uint8_t force, uint8_t kind) {
@@ -291,7 +291,7 @@ static int wa_seen(wa_html *h, uint8_t hop, const uint8_t *u, size_t n) {
     }
     h->seen_off[h->nseen] = h->seen_urls.len;
     h->seen_len[h->nseen] = n + 1;
-    if (wa_hbuf_byte(&h->seen_urls, hop) || wa_hbuf_put(&h->seen_urls, u, n)) return -1;
+    if (wa_bytes_byte(&h->seen_urls, hop) || wa_bytes_put(&h->seen_urls, u, n)) return -1;
     h->seen_tab[j] = (uint32_t)(h->nseen + 1);
     h->nseen++;
     return 0;
@@ -322,11 +322,11 @@ static int wa_link_add(wa_html *h, uint8_t hop, uint8_t what, uint8_t attr, uint
     l->css = lc;
     l->off = h->lkarena.len;
     l->len = un;
-    if (wa_hbuf_put(&h->lkarena, u, un)) return WA_E_NOMEM;
+    if (wa_bytes_put(&h->lkarena, u, un)) return WA_E_NOMEM;
     l->toff = h->lkarena.len;
     l->tlen = what == WA_LW_ATTR || what == WA_LW_STYLE_ATTR ? h->name_e - h->name_s : 0;
     for (i = 0; i < l->tlen; i++)
-        if (wa_hbuf_byte(&h->lkarena, wa_lower(h->w[h->name_s + i]))) return WA_E_NOMEM;
+        if (wa_bytes_byte(&h->lkarena, wa_lower(h->w[h->name_s + i]))) return WA_E_NOMEM;
     h->nlk++;
     return WA_OK;
 }
@@ -362,7 +362,7 @@ static int wa_view_attr(wa_html *h, const wa_attr *a, wa_view *v) {
 }
 
 /* HTML-escape p[0..n) for an attribute value quoted by actx, into the arena. */
-static int wa_put_escaped(wa_hbuf *o, const uint8_t *p, size_t n, uint8_t actx) {
+static int wa_put_escaped(wa_bytes *o, const uint8_t *p, size_t n, uint8_t actx) {
     size_t i;
     for (i = 0; i < n; i++) {
         uint8_t c = p[i];
@@ -374,12 +374,12 @@ static int wa_put_escaped(wa_hbuf *o, const uint8_t *p, size_t n, uint8_t actx) 
             char tmp[8];
             static const char hexd[] = "0123456789ABCDEF";
             tmp[0] = '&'; tmp[1] = '#'; tmp[2] = 'x'; tmp[3] = hexd[c >> 4]; tmp[4] = hexd[c & 15]; tmp[5] = ';';
-            if (wa_hbuf_put(o, tmp, 6)) return WA_E_NOMEM;
+            if (wa_bytes_put(o, tmp, 6)) return WA_E_NOMEM;
             continue;
         }
         if (r) {
-            if (wa_hbuf_put(o, r, strlen(r))) return WA_E_NOMEM;
-        } else if (wa_hbuf_byte(o, c)) {
+            if (wa_bytes_put(o, r, strlen(r))) return WA_E_NOMEM;
+        } else if (wa_bytes_byte(o, c)) {
             return WA_E_NOMEM;
         }
     }
@@ -448,7 +448,7 @@ static int wa_url_link(wa_html *h, const wa_view *v, size_t s, size_t e, uint8_t
     if (rc != WA_OK) return rc;
     if (same) {
         h->tmp.len = 0;
-        if (wa_hbuf_put(&h->tmp, u, e - s)) return WA_E_NOMEM;
+        if (wa_bytes_put(&h->tmp, u, e - s)) return WA_E_NOMEM;
     }
     for (fs = 0; fs < h->tmp.len && h->tmp.p[fs] != '#'; fs++) {}
     h->tmp.len = fs;
@@ -505,12 +505,12 @@ static const wa_attr *wa_first(const wa_html *h, int id) {
 }
 
 /* The value of attribute a decoded, copied into tmp (for the few values rules compare). */
-static int wa_value_copy(wa_html *h, const wa_attr *a, wa_hbuf *o) {
+static int wa_value_copy(wa_html *h, const wa_attr *a, wa_bytes *o) {
     wa_view v;
     o->len = 0;
     if (!a || !a->has_val) return WA_OK;
     if (wa_view_attr(h, a, &v)) return WA_E_NOMEM;
-    return wa_hbuf_put(o, v.p, v.n);
+    return wa_bytes_put(o, v.p, v.n);
 }
 
 static int wa_eq_ci(const uint8_t *p, size_t n, const char *w) {
@@ -1448,7 +1448,7 @@ static size_t wa_keep(const wa_html *h) {
 static int wa_emit(wa_html *h) {
     while (h->next_edit < h->nedits) {
         const wa_edit *e = &h->edits[h->next_edit];
-        if (e->s > h->emit && wa_hbuf_put(&h->out, h->w + h->emit, e->s - h->emit)) return WA_E_NOMEM;
+        if (e->s > h->emit && wa_bytes_put(&h->out, h->w + h->emit, e->s - h->emit)) return WA_E_NOMEM;
         if (e->s > h->emit) h->emit = e->s;
         if (e->slow) {
             h->req = e->kind;
@@ -1459,7 +1459,7 @@ static int wa_emit(wa_html *h) {
             h->req_force = e->force;
             return WA_NEED;
         }
-        if (wa_hbuf_put(&h->out, h->arena.p + e->off, e->len)) return WA_E_NOMEM;
+        if (wa_bytes_put(&h->out, h->arena.p + e->off, e->len)) return WA_E_NOMEM;
         h->emit = e->e;
         h->next_edit++;
     }
@@ -1475,8 +1475,8 @@ static int wa_html_answer(wa_html *h, const uint8_t *p, size_t n, int keep) {
     int req = h->req;
     h->req = 0;
     if (req == WA_REQ_LINKBASE) return WA_OK;
-    if (!keep && wa_hbuf_put(&h->out, p, n)) return WA_E_NOMEM;
-    if (keep && wa_hbuf_put(&h->out, h->w + h->req_s, h->req_e - h->req_s)) return WA_E_NOMEM;
+    if (!keep && wa_bytes_put(&h->out, p, n)) return WA_E_NOMEM;
+    if (keep && wa_bytes_put(&h->out, h->w + h->req_s, h->req_e - h->req_s)) return WA_E_NOMEM;
     h->emit = h->req_e;
     h->next_edit++;
     return WA_OK;
@@ -1486,14 +1486,14 @@ static int wa_html_answer(wa_html *h, const uint8_t *p, size_t n, int keep) {
 static int wa_finish_window(wa_html *h) {
     size_t k = wa_keep(h), i, rest;
     if (k > h->wn) k = h->wn;
-    if (!h->links && k > h->emit && wa_hbuf_put(&h->out, h->w + h->emit, k - h->emit)) return WA_E_NOMEM;
+    if (!h->links && k > h->emit && wa_bytes_put(&h->out, h->w + h->emit, k - h->emit)) return WA_E_NOMEM;
     rest = h->wn - k;
     if (h->w == h->hold.p) {
         if (k) memmove(h->hold.p, h->hold.p + k, rest);
         h->hold.len = rest;
     } else {
         h->hold.len = 0;
-        if (wa_hbuf_put(&h->hold, h->w + k, rest)) return WA_E_NOMEM;
+        if (wa_bytes_put(&h->hold, h->w + k, rest)) return WA_E_NOMEM;
     }
     h->pos -= k;
     h->tok = h->tok >= k ? h->tok - k : 0;
@@ -1539,10 +1539,10 @@ static int wa_html_continue(wa_html *h) {
 
 /* Feed p[0..n) (final: the document ends with it). */
 static int wa_html_feed(wa_html *h, const uint8_t *p, size_t n, int final) {
-    if (!h->links && h->out.cap < h->out.len + n + n / 16 + 256 && wa_hbuf_grow(&h->out, n + n / 16 + 256))
+    if (!h->links && h->out.cap < h->out.len + n + n / 16 + 256 && wa_bytes_reserve(&h->out, n + n / 16 + 256))
         return WA_E_NOMEM;   /* room for the output at once: rewritten pages grow by a few per cent */
     if (h->hold.len) {
-        if (wa_hbuf_put(&h->hold, p, n)) return WA_E_NOMEM;
+        if (wa_bytes_put(&h->hold, p, n)) return WA_E_NOMEM;
         h->w = h->hold.p;
         h->wn = h->hold.len;
     } else {

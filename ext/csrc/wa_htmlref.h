@@ -151,7 +151,7 @@ static size_t wa_charref(const uint8_t *s, size_t j, size_t n, uint8_t *o, size_
 
 /* Decode the attribute value s[0..n) into out; map gets, for each byte of out, the offset in s of
  * the character it comes from, then n. Returns WA_OK or WA_E_NOMEM. */
-static int wa_attr_decode(const uint8_t *s, size_t n, wa_hbuf *out, wa_map *map) {
+static int wa_attr_decode(const uint8_t *s, size_t n, wa_bytes *out, wa_map *map) {
     size_t i = 0;
     out->len = 0;
     map->n = 0;
@@ -159,17 +159,17 @@ static int wa_attr_decode(const uint8_t *s, size_t n, wa_hbuf *out, wa_map *map)
         const uint8_t *a = (const uint8_t *)memchr(s + i, '&', n - i);
         size_t j = a ? (size_t)(a - s) : n, k, len, on;
         uint8_t o[8];
-        if (wa_hbuf_put(out, s + i, j - i)) return WA_E_NOMEM;
+        if (wa_bytes_put(out, s + i, j - i)) return WA_E_NOMEM;
         for (k = i; k < j; k++)
             if (wa_map_push(map, (uint32_t)k)) return WA_E_NOMEM;
         if (!a) break;
         len = wa_charref(s, j, n, o, &on);
         if (len == 0) {
-            if (wa_hbuf_byte(out, '&') || wa_map_push(map, (uint32_t)j)) return WA_E_NOMEM;
+            if (wa_bytes_byte(out, '&') || wa_map_push(map, (uint32_t)j)) return WA_E_NOMEM;
             i = j + 1;
             continue;
         }
-        if (wa_hbuf_put(out, o, on)) return WA_E_NOMEM;
+        if (wa_bytes_put(out, o, on)) return WA_E_NOMEM;
         for (k = 0; k < on; k++)
             if (wa_map_push(map, (uint32_t)j)) return WA_E_NOMEM;
         i = j + len;

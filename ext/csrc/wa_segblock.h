@@ -82,41 +82,17 @@ static const uint8_t wa_seg_json_name_len[7] = {3, 4, 6, 6, 6, 6, 8};
 /* ---------------------------------------------------------------- buffers */
 
 /* memcpy / memcmp that accept a NULL pointer with a zero length (an empty
- * wa_sbuf has none), which the C library versions do not. */
+ * wa_bytes has none), which the C library versions do not. */
 static inline void wa_cpy(void *d, const void *s, size_t n) {
     if (n) memcpy(d, s, n);
 }
 
 static inline int wa_eq(const void *a, const void *b, size_t n) { return n == 0 || memcmp(a, b, n) == 0; }
 
-typedef struct {
-    uint8_t *p;
-    size_t len, cap;
-} wa_sbuf;
-
-static inline int wa_sbuf_reserve(wa_sbuf *b, size_t extra) {
-    if (WA_LIKELY(b->cap - b->len >= extra)) return WA_OK;
-    if (extra > ((size_t)1 << 40) - b->len) return WA_E_NOMEM;
-    return wa_grow(&b->p, &b->cap, b->len + extra, 256);
-}
-
-static inline int wa_sbuf_put(wa_sbuf *b, const void *p, size_t n) {
-    if (wa_sbuf_reserve(b, n)) return WA_E_NOMEM;
-    if (n) wa_cpy(b->p + b->len, p, n);
-    b->len += n;
-    return WA_OK;
-}
-
-static inline void wa_sbuf_free(wa_sbuf *b) {
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
-}
-
 /* ---------------------------------------------------------------- varints */
 
-static inline int wa_put_varint(wa_sbuf *b, uint64_t v) {
-    if (wa_sbuf_reserve(b, 10)) return WA_E_NOMEM;
+static inline int wa_put_varint(wa_bytes *b, uint64_t v) {
+    if (wa_bytes_reserve(b, 10)) return WA_E_NOMEM;
     uint8_t *q = b->p + b->len;
     while (v >= 0x80) {
         *q++ = (uint8_t)(v | 0x80);
@@ -384,10 +360,10 @@ typedef struct {
 /* The decoder's state: what the entries of the group so far left behind, and the
  * current entry. */
 typedef struct {
-    wa_sbuf key;
-    wa_sbuf url[2];
+    wa_bytes key;
+    wa_bytes url[2];
     int cur;                   /* url[cur]: the latest URL of the group made so far */
-    wa_sbuf tmp;
+    wa_bytes tmp;
     /* The latest URL, when it is not made yet (made only when a line is
      * formatted or a later URL is based on it): its codes, and the key it
      * was coded with is st->key as long as pending is set. */
@@ -411,10 +387,10 @@ typedef struct {
 } wa_seg_state;
 
 static inline void wa_seg_state_free(wa_seg_state *st) {
-    wa_sbuf_free(&st->key);
-    wa_sbuf_free(&st->url[0]);
-    wa_sbuf_free(&st->url[1]);
-    wa_sbuf_free(&st->tmp);
+    wa_bytes_free(&st->key);
+    wa_bytes_free(&st->url[0]);
+    wa_bytes_free(&st->url[1]);
+    wa_bytes_free(&st->tmp);
 }
 
 static inline void wa_seg_state_reset(wa_seg_state *st, const wa_seg_ctx *cx, uint64_t raw_start) {
@@ -432,7 +408,7 @@ static inline void wa_seg_state_reset(wa_seg_state *st, const wa_seg_ctx *cx, ui
 
 /* dst = src (the group state; the current entry too). */
 static inline int wa_seg_state_copy(wa_seg_state *dst, const wa_seg_state *src) {
-    wa_sbuf k = dst->key, u0 = dst->url[0], u1 = dst->url[1], t = dst->tmp;
+    wa_bytes k = dst->key, u0 = dst->url[0], u1 = dst->url[1], t = dst->tmp;
     wa_cpy(dst, src, sizeof *dst);
     dst->key = k;
     dst->url[0] = u0;
@@ -440,8 +416,8 @@ static inline int wa_seg_state_copy(wa_seg_state *dst, const wa_seg_state *src) 
     dst->tmp = t;
     dst->key.len = 0;
     dst->url[src->cur].len = 0;
-    if (wa_sbuf_put(&dst->key, src->key.p, src->key.len)) return WA_E_NOMEM;
-    if (wa_sbuf_put(&dst->url[src->cur], src->url[src->cur].p, src->url[src->cur].len)) return WA_E_NOMEM;
+    if (wa_bytes_put(&dst->key, src->key.p, src->key.len)) return WA_E_NOMEM;
+    if (wa_bytes_put(&dst->url[src->cur], src->url[src->cur].p, src->url[src->cur].len)) return WA_E_NOMEM;
     return WA_OK;
 }
 
@@ -491,7 +467,7 @@ static int wa_seg_url_make(wa_seg_state *st, const wa_seg_ctx *cx) {
     } else {
         size_t pl = cx->slen[st->u_m - 1];
         st->tmp.len = 0;
-        if (wa_sbuf_reserve(&st->tmp, pl + st->key.len)) return WA_E_NOMEM;
+        if (wa_bytes_reserve(&st->tmp, pl + st->key.len)) return WA_E_NOMEM;
         wa_cpy(st->tmp.p, cx->sbase + cx->soff[st->u_m - 1], pl);
         bl = pl + wa_seg_cand(st->key.p, st->key.len, st->tmp.p + pl);
         base = st->tmp.p;
@@ -499,9 +475,9 @@ static int wa_seg_url_make(wa_seg_state *st, const wa_seg_ctx *cx) {
     uint64_t cut = st->u_cut, s = st->u_s, ll = st->u_ll;
     if (cut > bl || s > bl - cut) return WA_E_FORMAT;
     size_t pre = bl - (size_t)cut - (size_t)s;
-    wa_sbuf *out = &st->url[st->cur ^ 1];
+    wa_bytes *out = &st->url[st->cur ^ 1];
     out->len = 0;
-    if (wa_sbuf_reserve(out, pre + (size_t)ll + (size_t)s)) return WA_E_NOMEM;
+    if (wa_bytes_reserve(out, pre + (size_t)ll + (size_t)s)) return WA_E_NOMEM;
     wa_cpy(out->p, base, pre);
     wa_cpy(out->p + pre, st->u_lit, (size_t)ll);
     wa_cpy(out->p + pre + ll, base + bl - s, (size_t)s);
@@ -542,7 +518,7 @@ static int wa_seg_decode(wa_seg_state *st, const wa_seg_ctx *cx, wa_seg_rd *r) {
         }
     }
     st->key.len = (size_t)shared;
-    if (wa_sbuf_put(&st->key, r->p[WA_S_KEY], (size_t)unshared)) return WA_E_NOMEM;
+    if (wa_bytes_put(&st->key, r->p[WA_S_KEY], (size_t)unshared)) return WA_E_NOMEM;
     r->p[WA_S_KEY] += unshared;
     if (kind == WA_SEG_RAW) return WA_OK;
     if (wa_get_varint(hp, he, &v)) return WA_E_FORMAT;
@@ -650,9 +626,9 @@ static size_t wa_seg_field_cap(const wa_seg_state *st, const wa_seg_ctx *cx, int
 }
 
 /* The whole line of the current entry into out (replacing its contents). */
-static int wa_seg_format(wa_seg_state *st, const wa_seg_ctx *cx, wa_sbuf *out) {
+static int wa_seg_format(wa_seg_state *st, const wa_seg_ctx *cx, wa_bytes *out) {
     out->len = 0;
-    if (st->kind == WA_SEG_RAW) return wa_sbuf_put(out, st->key.p, st->key.len);
+    if (st->kind == WA_SEG_RAW) return wa_bytes_put(out, st->key.p, st->key.len);
     if ((st->mask & 1u) && st->pending) {
         int rc = wa_seg_url_make(st, cx);
         if (rc) return rc;
@@ -661,7 +637,7 @@ static int wa_seg_format(wa_seg_state *st, const wa_seg_ctx *cx, wa_sbuf *out) {
     size_t cap = st->key.len + 20;
     for (int f = 0; f < nf; f++)
         cap += 16 + ((st->mask & (1u << f)) ? wa_seg_field_cap(st, cx, f) : 1);
-    if (wa_sbuf_reserve(out, cap)) return WA_E_NOMEM;
+    if (wa_bytes_reserve(out, cap)) return WA_E_NOMEM;
     uint8_t *q = out->p;
     wa_cpy(q, st->key.p, st->key.len);
     q += st->key.len;
@@ -700,7 +676,7 @@ static int wa_seg_format(wa_seg_state *st, const wa_seg_ctx *cx, wa_sbuf *out) {
 /* Compare the current entry's line with q (bytewise: memcmp, then length) into
  * *res, formatting only as much of the line as the comparison needs. */
 static int wa_seg_cmp(wa_seg_state *st, const wa_seg_ctx *cx, const uint8_t *q, size_t qn,
-                      wa_sbuf *scratch, int *res) {
+                      wa_bytes *scratch, int *res) {
     size_t kl = st->key.len, m = kl < qn ? kl : qn;
     int c = m ? memcmp(st->key.p, q, m) : 0;
     if (c || st->kind == WA_SEG_RAW || qn <= kl) {

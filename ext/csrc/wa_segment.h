@@ -177,8 +177,8 @@ typedef struct {
     wa_seg_state st;
     wa_seg_rd rd;
     uint64_t line;            /* index of the next entry */
-    wa_sbuf out;              /* the current line, formatted */
-    wa_sbuf scratch;
+    wa_bytes out;              /* the current line, formatted */
+    wa_bytes scratch;
     const char *why;
 } wa_seg_cur;
 
@@ -191,8 +191,8 @@ static inline void wa_seg_cur_attach(wa_seg_cur *c, wa_seg_block *b) {
 static inline void wa_seg_cur_free(wa_seg_cur *c) {
     wa_seg_cur_attach(c, NULL);
     wa_seg_state_free(&c->st);
-    wa_sbuf_free(&c->out);
-    wa_sbuf_free(&c->scratch);
+    wa_bytes_free(&c->out);
+    wa_bytes_free(&c->scratch);
 }
 
 /* The streams of group g, each ending where the group ends. */
@@ -475,7 +475,7 @@ static int wa_seg_open(wa_seg_reader *r, const uint8_t *map, size_t size, size_t
     if (!r->boff || !r->bline || !r->bnl || !r->bdisk || !r->bcrc ||
         !r->sep_off || !r->slot || !r->lru_prev || !r->lru_next)
         return WA_E_NOMEM;
-    wa_sbuf seps = {0}, prev = {0};
+    wa_bytes seps = {0}, prev = {0};
     uint64_t off = WA_SEG_HEADER, line = 0;
     int rc = WA_OK;
     for (size_t b = 0; b < n; b++) {
@@ -487,7 +487,7 @@ static int wa_seg_open(wa_seg_reader *r, const uint8_t *map, size_t size, size_t
         }
         prev.len = (size_t)shared;
         r->sep_off[b] = seps.len;
-        if (wa_sbuf_put(&prev, p, (size_t)unshared) || wa_sbuf_put(&seps, prev.p, prev.len)) {
+        if (wa_bytes_put(&prev, p, (size_t)unshared) || wa_bytes_put(&seps, prev.p, prev.len)) {
             rc = WA_E_NOMEM;
             break;
         }
@@ -539,8 +539,8 @@ static int wa_seg_open(wa_seg_reader *r, const uint8_t *map, size_t size, size_t
         int c = m ? memcmp(r->seps + r->sep_off[b - 1], r->seps + r->sep_off[b], m) : 0;
         if (c > 0 || (c == 0 && la > lb)) rc = wa_seg_fail(r, (int64_t)b, "index separators out of order");
     }
-    wa_sbuf_free(&seps);
-    wa_sbuf_free(&prev);
+    wa_bytes_free(&seps);
+    wa_bytes_free(&prev);
     return rc;
 }
 

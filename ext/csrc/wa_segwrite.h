@@ -24,24 +24,24 @@ typedef struct {
     size_t block_bytes;
     wa_seg_codec z;
     /* the pending block's lines */
-    wa_sbuf lines;
-    wa_sbuf loff;              /* size_t offsets, nl + 1 */
+    wa_bytes lines;
+    wa_bytes loff;              /* size_t offsets, nl + 1 */
     uint64_t nl;
     /* across blocks */
-    wa_sbuf last;              /* the last line added */
+    wa_bytes last;              /* the last line added */
     int have_last;
-    wa_sbuf first;             /* the first line of the file */
-    wa_sbuf prev_sep;
-    wa_sbuf prev_last;         /* the last line of the block before */
+    wa_bytes first;             /* the first line of the file */
+    wa_bytes prev_sep;
+    wa_bytes prev_last;         /* the last line of the block before */
     uint64_t total_lines, nblocks, file_off;
-    wa_sbuf index;
+    wa_bytes index;
     /* block encoder */
-    wa_sbuf sarena, soff, slen;
+    wa_bytes sarena, soff, slen;
     uint64_t nstr;
     uint32_t *htab;
     size_t hcap;
-    wa_sbuf sm[WA_SEG_NS];     /* the streams */
-    wa_sbuf raw, meta, gsz, cand, fmt;   /* digests; meta section; group sizes */
+    wa_bytes sm[WA_SEG_NS];     /* the streams */
+    wa_bytes raw, meta, gsz, cand, fmt;   /* digests; meta section; group sizes */
     size_t gstart[WA_SEG_NS + 1];        /* stream lengths and digests where the group began */
     uint64_t ulen_total;
     wa_seg_state A, B;         /* decoder state after the committed entries; trial copy */
@@ -49,16 +49,16 @@ typedef struct {
     wa_seg_cur vc;
     int force_raw;
     /* results */
-    wa_sbuf out;
+    wa_bytes out;
     uint64_t n_struct, n_raw, raw_blocks;
     const char *why;
 } wa_segw;
 
 static void wa_segw_free(wa_segw *w) {
-    wa_sbuf *bufs[] = {&w->lines, &w->loff, &w->last, &w->first, &w->prev_sep, &w->prev_last, &w->index, &w->sarena,
+    wa_bytes *bufs[] = {&w->lines, &w->loff, &w->last, &w->first, &w->prev_sep, &w->prev_last, &w->index, &w->sarena,
                        &w->soff, &w->slen, &w->raw, &w->meta, &w->gsz, &w->cand, &w->fmt, &w->out};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) wa_sbuf_free(bufs[i]);
-    for (int s = 0; s < WA_SEG_NS; s++) wa_sbuf_free(&w->sm[s]);
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) wa_bytes_free(bufs[i]);
+    for (int s = 0; s < WA_SEG_NS; s++) wa_bytes_free(&w->sm[s]);
     free(w->htab);
     w->htab = NULL;
     wa_seg_state_free(&w->A);
@@ -76,7 +76,7 @@ static int wa_segw_init(wa_segw *w, uint32_t R, uint64_t block_lines, size_t blo
     w->z.kind = comp;
     w->z.level = level;
     size_t zero = 0;
-    if (wa_sbuf_put(&w->loff, &zero, sizeof zero) || wa_sbuf_reserve(&w->out, WA_SEG_HEADER)) return WA_E_NOMEM;
+    if (wa_bytes_put(&w->loff, &zero, sizeof zero) || wa_bytes_reserve(&w->out, WA_SEG_HEADER)) return WA_E_NOMEM;
     wa_cpy(w->out.p, wa_seg_magic, 8);
     wa_put_u32le(w->out.p + 8, WA_SEG_VERSION);
     wa_put_u32le(w->out.p + 12, 0);
@@ -97,11 +97,11 @@ static int wa_segw_add(wa_segw *w, const uint8_t *p, size_t n) {
         }
     }
     w->last.len = 0;
-    if (wa_sbuf_put(&w->last, p, n) || wa_sbuf_put(&w->lines, p, n)) return WA_E_NOMEM;
-    if (!w->have_last && wa_sbuf_put(&w->first, p, n)) return WA_E_NOMEM;
+    if (wa_bytes_put(&w->last, p, n) || wa_bytes_put(&w->lines, p, n)) return WA_E_NOMEM;
+    if (!w->have_last && wa_bytes_put(&w->first, p, n)) return WA_E_NOMEM;
     w->have_last = 1;
     size_t end = w->lines.len;
-    if (wa_sbuf_put(&w->loff, &end, sizeof end)) return WA_E_NOMEM;
+    if (wa_bytes_put(&w->loff, &end, sizeof end)) return WA_E_NOMEM;
     w->nl++;
     w->total_lines++;
     return (w->block_lines && w->nl >= w->block_lines) || (w->block_bytes && w->lines.len >= w->block_bytes);
@@ -144,7 +144,7 @@ static int wa_segw_intern(wa_segw *w, const uint8_t *p, size_t n, uint64_t *idx)
     }
     if (w->sarena.len + n > 0xffffffffu || n > 0xffffffffu) return WA_E_TOO_BIG;
     uint32_t o = (uint32_t)w->sarena.len, l = (uint32_t)n;
-    if (wa_sbuf_put(&w->sarena, p, n) || wa_sbuf_put(&w->soff, &o, 4) || wa_sbuf_put(&w->slen, &l, 4))
+    if (wa_bytes_put(&w->sarena, p, n) || wa_bytes_put(&w->soff, &o, 4) || wa_bytes_put(&w->slen, &l, 4))
         return WA_E_NOMEM;
     w->htab[h] = (uint32_t)w->nstr + 1;
     *idx = w->nstr++;
@@ -188,7 +188,7 @@ static int wa_segw_put_url(wa_segw *w, const uint8_t *u, size_t un, const uint8_
         }
     }
     w->cand.len = 0;
-    if (wa_sbuf_reserve(&w->cand, un + kn)) return WA_E_NOMEM;
+    if (wa_bytes_reserve(&w->cand, un + kn)) return WA_E_NOMEM;
     size_t cl = wa_seg_cand(key, kn, w->cand.p + un);  /* leave room for the prefix */
     const uint8_t *c = w->cand.p + un;
     if (!(cl >= 3 && memcmp(c, "www", 3) == 0) && un - k > 3 && memcmp(u + k, "www", 3) == 0) {
@@ -201,7 +201,7 @@ static int wa_segw_put_url(wa_segw *w, const uint8_t *u, size_t un, const uint8_
     size_t bl1 = k + cl;
     size_t p1 = wa_lcp(u, un, base1, bl1);
     size_t s1 = wa_lcs(u + p1, un - p1, base1 + p1, bl1 - p1);
-    const wa_sbuf *prev = &w->A.url[w->A.cur];
+    const wa_bytes *prev = &w->A.url[w->A.cur];
     size_t p2 = wa_lcp(u, un, prev->p, prev->len);
     size_t s2 = wa_lcs(u + p2, un - p2, WA_AT(prev->p, p2), prev->len - p2);
     size_t lit1 = un - p1 - s1, lit2 = un - p2 - s2;
@@ -214,25 +214,25 @@ static int wa_segw_put_url(wa_segw *w, const uint8_t *u, size_t un, const uint8_
         m++;
         p = p1; s = s1; bl = bl1;
     }
-    wa_sbuf *num = &w->sm[WA_S_NUM];
+    wa_bytes *num = &w->sm[WA_S_NUM];
     if (wa_put_varint(num, m) || wa_put_varint(num, bl - p - s) || wa_put_varint(num, s) ||
-        wa_put_varint(num, un - p - s) || wa_sbuf_put(&w->sm[WA_S_TEXT], u + p, un - p - s))
+        wa_put_varint(num, un - p - s) || wa_bytes_put(&w->sm[WA_S_TEXT], u + p, un - p - s))
         return WA_E_NOMEM;
     return WA_OK;
 }
 
 static int wa_segw_put_head(wa_segw *w, const uint8_t *key, size_t kn, uint64_t tag) {
     size_t shared = wa_lcp(w->A.key.p, w->A.key.len, key, kn);
-    wa_sbuf *h = &w->sm[WA_S_HEAD];
+    wa_bytes *h = &w->sm[WA_S_HEAD];
     if (wa_put_varint(h, shared) || wa_put_varint(h, kn - shared) || wa_put_varint(h, tag) ||
-        wa_sbuf_put(&w->sm[WA_S_KEY], key + shared, kn - shared))
+        wa_bytes_put(&w->sm[WA_S_KEY], key + shared, kn - shared))
         return WA_E_NOMEM;
     return WA_OK;
 }
 
 static int wa_segw_put_struct(wa_segw *w, const wa_seg_line *L) {
     const wa_seg_state *A = &w->A;
-    wa_sbuf *num = &w->sm[WA_S_NUM];
+    wa_bytes *num = &w->sm[WA_S_NUM];
     int nf = wa_seg_nfields(L->kind);
     unsigned absent = ~L->mask & ((1u << nf) - 1);
     int rc;
@@ -258,9 +258,9 @@ static int wa_segw_put_struct(wa_segw *w, const wa_seg_line *L) {
                 rc = wa_put_varint(num, WA_D_SAME);
             } else if (L->dig == WA_D_LIT) {
                 rc = wa_put_varint(num, WA_D_LIT) || wa_put_varint(num, L->vl[f]) ||
-                     wa_sbuf_put(&w->sm[WA_S_TEXT], L->v[f], L->vl[f]);
+                     wa_bytes_put(&w->sm[WA_S_TEXT], L->v[f], L->vl[f]);
             } else {
-                rc = wa_put_varint(num, (uint64_t)L->dig) || wa_sbuf_put(&w->raw, L->dig_raw, 20);
+                rc = wa_put_varint(num, (uint64_t)L->dig) || wa_bytes_put(&w->raw, L->dig_raw, 20);
             }
             if (rc) return WA_E_NOMEM;
             break;
@@ -352,7 +352,7 @@ static int wa_segw_encode_block(wa_segw *w) {
     for (int s = 0; s < WA_SEG_NS; s++) w->sm[s].len = 0;
     w->raw.len = w->meta.len = w->gsz.len = 0;
     /* digests point into TEXT and raw while the block is built: no realloc after this */
-    if (wa_sbuf_reserve(&w->sm[WA_S_TEXT], w->lines.len + 64) || wa_sbuf_reserve(&w->raw, 20 * (size_t)nl + 20))
+    if (wa_bytes_reserve(&w->sm[WA_S_TEXT], w->lines.len + 64) || wa_bytes_reserve(&w->raw, 20 * (size_t)nl + 20))
         return WA_E_NOMEM;
     uint8_t *text0 = w->sm[WA_S_TEXT].p, *raw0 = w->raw.p;
     w->cx.base_ts = 0;
@@ -385,9 +385,9 @@ static int wa_segw_encode_block(wa_segw *w) {
         return WA_E_NOMEM;
     for (uint64_t i = 0; i < w->nstr; i++) {
         uint32_t so = ((uint32_t *)w->soff.p)[i], sl = ((uint32_t *)w->slen.p)[i];
-        if (wa_put_varint(&w->meta, sl) || wa_sbuf_put(&w->meta, w->sarena.p + so, sl)) return WA_E_NOMEM;
+        if (wa_put_varint(&w->meta, sl) || wa_bytes_put(&w->meta, w->sarena.p + so, sl)) return WA_E_NOMEM;
     }
-    if (wa_sbuf_put(&w->meta, w->gsz.p, w->gsz.len)) return WA_E_NOMEM;
+    if (wa_bytes_put(&w->meta, w->gsz.p, w->gsz.len)) return WA_E_NOMEM;
     uint64_t total = w->meta.len;
     for (int s = 0; s < WA_SEG_NS; s++) total += w->sm[s].len;
     if (total > WA_SEG_MAX_BODY) return WA_E_TOO_BIG;
@@ -397,14 +397,14 @@ static int wa_segw_encode_block(wa_segw *w) {
 
 /* The encoded block, compressed, to out: section sizes, sections, digests. */
 static int wa_segw_compress_block(wa_segw *w) {
-    const wa_sbuf *sec[WA_SEG_NSEC];
+    const wa_bytes *sec[WA_SEG_NSEC];
     sec[0] = &w->meta;
     for (int s = 0; s < WA_SEG_NS; s++) sec[1 + s] = &w->sm[s];
     size_t cap = 0;
     for (int i = 0; i < WA_SEG_NSEC; i++) cap += wa_seg_bound(&w->z, sec[i]->len);
     /* compress behind room for the header, then put the header right before the sections */
     size_t room = 20 * WA_SEG_NSEC, start = w->out.len;
-    if (wa_sbuf_reserve(&w->out, room + cap + w->raw.len)) return WA_E_NOMEM;
+    if (wa_bytes_reserve(&w->out, room + cap + w->raw.len)) return WA_E_NOMEM;
     uint8_t *body = w->out.p + start + room;
     size_t at = 0, clen[WA_SEG_NSEC];
     for (int i = 0; i < WA_SEG_NSEC; i++) {
@@ -416,10 +416,10 @@ static int wa_segw_compress_block(wa_segw *w) {
         }
         at += clen[i];
     }
-    wa_sbuf hdr = {0};
+    wa_bytes hdr = {0};
     for (int i = 0; i < WA_SEG_NSEC; i++) {
         if (wa_put_varint(&hdr, sec[i]->len) || wa_put_varint(&hdr, clen[i])) {
-            wa_sbuf_free(&hdr);
+            wa_bytes_free(&hdr);
             return WA_E_NOMEM;
         }
     }
@@ -427,7 +427,7 @@ static int wa_segw_compress_block(wa_segw *w) {
     wa_cpy(w->out.p + start, hdr.p, hdr.len);
     wa_cpy(w->out.p + start + hdr.len + at, w->raw.p, w->raw.len);
     w->out.len = start + hdr.len + at + w->raw.len;
-    wa_sbuf_free(&hdr);
+    wa_bytes_free(&hdr);
     return WA_OK;
 }
 
@@ -495,14 +495,14 @@ static int wa_segw_flush(wa_segw *w) {
     uint8_t c4[4];
     wa_put_u32le(c4, crc);
     if (wa_put_varint(&w->index, shared) || wa_put_varint(&w->index, sep - shared) ||
-        wa_sbuf_put(&w->index, f + shared, sep - shared) || wa_put_varint(&w->index, disk) ||
-        wa_put_varint(&w->index, w->nl) || wa_sbuf_put(&w->index, c4, 4))
+        wa_bytes_put(&w->index, f + shared, sep - shared) || wa_put_varint(&w->index, disk) ||
+        wa_put_varint(&w->index, w->nl) || wa_bytes_put(&w->index, c4, 4))
         return WA_E_NOMEM;
     w->prev_sep.len = 0;
-    if (wa_sbuf_put(&w->prev_sep, f, sep)) return WA_E_NOMEM;
+    if (wa_bytes_put(&w->prev_sep, f, sep)) return WA_E_NOMEM;
     size_t lo = wa_segw_loff(w, w->nl - 1);
     w->prev_last.len = 0;
-    if (wa_sbuf_put(&w->prev_last, w->lines.p + lo, w->lines.len - lo)) return WA_E_NOMEM;
+    if (wa_bytes_put(&w->prev_last, w->lines.p + lo, w->lines.len - lo)) return WA_E_NOMEM;
     w->nblocks++;
     w->file_off += disk;
     w->nl = 0;
@@ -518,13 +518,13 @@ static int wa_segw_finish(wa_segw *w) {
     if (w->nblocks > 0xffffffffu) return WA_E_TOO_BIG;
     size_t start = w->out.len;
     uint64_t index_off = w->file_off + (w->out.len - start);
-    if (wa_put_varint(&w->out, w->nblocks) || wa_sbuf_put(&w->out, w->index.p, w->index.len) ||
-        wa_put_varint(&w->out, w->first.len) || wa_sbuf_put(&w->out, w->first.p, w->first.len) ||
+    if (wa_put_varint(&w->out, w->nblocks) || wa_bytes_put(&w->out, w->index.p, w->index.len) ||
+        wa_put_varint(&w->out, w->first.len) || wa_bytes_put(&w->out, w->first.p, w->first.len) ||
         wa_put_varint(&w->out, w->have_last ? w->last.len : 0) ||
-        wa_sbuf_put(&w->out, w->last.p, w->have_last ? w->last.len : 0))
+        wa_bytes_put(&w->out, w->last.p, w->have_last ? w->last.len : 0))
         return WA_E_NOMEM;
     size_t ilen = w->out.len - start;
-    if (wa_sbuf_reserve(&w->out, WA_SEG_FOOTER)) return WA_E_NOMEM;
+    if (wa_bytes_reserve(&w->out, WA_SEG_FOOTER)) return WA_E_NOMEM;
     uint8_t *f = w->out.p + w->out.len;
     wa_put_u64le(f, index_off);
     wa_put_u64le(f + 8, ilen);

@@ -12,7 +12,7 @@
  * function itself. That is the contract: whatever these return other than WA_SLOW is what the
  * Python would have returned, byte for byte, which tests/unit/test_html_rewrite_urls.py checks
  * on generated URLs. They read only the bytes they are given and never allocate but through
- * wa_hbuf (whose failure is WA_E_NOMEM).
+ * wa_bytes (whose failure is WA_E_NOMEM).
  */
 #ifndef WA_URLFAST_H
 #define WA_URLFAST_H
@@ -24,59 +24,6 @@
 
 #include "wa_common.h"
 
-
-/* --------------------------------------------------------------------------- growable bytes */
-
-/* Bytes: owned (cap > 0, malloc'd) or borrowed (cap == 0, p pointing at memory the caller keeps
- * alive: never freed; growing one copies it first). */
-typedef struct { uint8_t *p; size_t len, cap; } wa_hbuf;
-
-static int wa_hbuf_grow(wa_hbuf *b, size_t extra) {
-    size_t need = b->len + extra, cap = b->cap ? b->cap : 256;
-    uint8_t *p;
-    if (need < b->len) return WA_E_NOMEM;
-    if (need <= b->cap) return WA_OK;
-    while (cap < need) {
-        if (cap > ((size_t)-1) / 2) return WA_E_NOMEM;
-        cap *= 2;
-    }
-    if (!b->cap && b->p) {
-        p = (uint8_t *)malloc(cap);
-        if (p && b->len) memcpy(p, b->p, b->len);
-    } else {
-        p = (uint8_t *)realloc(b->p, cap);
-    }
-    if (!p) return WA_E_NOMEM;
-    b->p = p;
-    b->cap = cap;
-    return WA_OK;
-}
-
-static inline void wa_hbuf_borrow(wa_hbuf *b, const void *p, size_t n) {
-    if (b->cap) free(b->p);
-    b->p = (uint8_t *)p;
-    b->len = n;
-    b->cap = 0;
-}
-
-static inline int wa_hbuf_put(wa_hbuf *b, const void *s, size_t n) {
-    if (WA_UNLIKELY(b->len + n > b->cap) && wa_hbuf_grow(b, n)) return WA_E_NOMEM;
-    if (n) memcpy(b->p + b->len, s, n);
-    b->len += n;
-    return WA_OK;
-}
-
-static inline int wa_hbuf_byte(wa_hbuf *b, uint8_t c) {
-    if (WA_UNLIKELY(b->len + 1 > b->cap) && wa_hbuf_grow(b, 1)) return WA_E_NOMEM;
-    b->p[b->len++] = c;
-    return WA_OK;
-}
-
-static void wa_hbuf_free(wa_hbuf *b) {
-    if (b->cap) free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
-}
 
 /* --------------------------------------------------------------------------- small helpers */
 
@@ -223,9 +170,9 @@ static void wa_split_pqf(const uint8_t *r, size_t n, size_t *pe, size_t *qs, siz
     }
 }
 
-static int wa_put_tail(wa_hbuf *out, const uint8_t *r, size_t n, size_t qs, size_t qe, size_t fs) {
-    if (qe > qs && (wa_hbuf_byte(out, '?') || wa_hbuf_put(out, r + qs, qe - qs))) return WA_E_NOMEM;
-    if (fs < n && (wa_hbuf_byte(out, '#') || wa_hbuf_put(out, r + fs, n - fs))) return WA_E_NOMEM;
+static int wa_put_tail(wa_bytes *out, const uint8_t *r, size_t n, size_t qs, size_t qe, size_t fs) {
+    if (qe > qs && (wa_bytes_byte(out, '?') || wa_bytes_put(out, r + qs, qe - qs))) return WA_E_NOMEM;
+    if (fs < n && (wa_bytes_byte(out, '#') || wa_bytes_put(out, r + fs, n - fs))) return WA_E_NOMEM;
     return WA_OK;
 }
 
@@ -250,7 +197,7 @@ static inline int wa_seg_is(const wa_seg *s, const char *w) {
 
 /* urljoin(base, r): r[0..n) bytes 0x21-0x7e. *same = 1 when the answer is r itself (a reference
  * of another scheme). Returns WA_OK, WA_SLOW or WA_E_NOMEM. */
-static int wa_join(const wa_urlbase *b, const uint8_t *r, size_t n, wa_hbuf *out, int *same) {
+static int wa_join(const wa_urlbase *b, const uint8_t *r, size_t n, wa_bytes *out, int *same) {
     size_t k, pe, qs, qe, fs, i, ns = 0, nr = 0;
     const uint8_t *bp = b->p;
     wa_seg segs[WA_MAX_SEGS], res[WA_MAX_SEGS];
@@ -278,24 +225,24 @@ static int wa_join(const wa_urlbase *b, const uint8_t *r, size_t n, wa_hbuf *out
         if (e == 2) return WA_SLOW;
         wa_split_pqf(r + e, n - e, &pe, &qs, &qe, &fs);
         if (memchr(r + e, ';', pe)) return WA_SLOW;
-        if (wa_hbuf_put(out, b->scheme, b->scheme_n) || wa_hbuf_put(out, ":", 1) || wa_hbuf_put(out, r, e)
-            || wa_hbuf_put(out, r + e, pe))
+        if (wa_bytes_put(out, b->scheme, b->scheme_n) || wa_bytes_put(out, ":", 1) || wa_bytes_put(out, r, e)
+            || wa_bytes_put(out, r + e, pe))
             return WA_E_NOMEM;
         return wa_put_tail(out, r + e, n - e, qs, qe, fs);
     }
     wa_split_pqf(r, n, &pe, &qs, &qe, &fs);
     if (memchr(r, ';', pe)) return WA_SLOW;
-    if (wa_hbuf_put(out, b->scheme, b->scheme_n) || wa_hbuf_put(out, "://", 3)
-        || wa_hbuf_put(out, bp + b->net_s, b->net_e - b->net_s))
+    if (wa_bytes_put(out, b->scheme, b->scheme_n) || wa_bytes_put(out, "://", 3)
+        || wa_bytes_put(out, bp + b->net_s, b->net_e - b->net_s))
         return WA_E_NOMEM;
     if (pe == 0) {                                          /* no path: the base's, and its query */
         if (memchr(bp + b->path_s, ';', b->path_e - b->path_s)) {
             out->len -= b->scheme_n + 3 + (b->net_e - b->net_s);   /* urlunparse may drop an empty ';' */
             return WA_SLOW;
         }
-        if (wa_hbuf_put(out, bp + b->path_s, b->path_e - b->path_s)) return WA_E_NOMEM;
+        if (wa_bytes_put(out, bp + b->path_s, b->path_e - b->path_s)) return WA_E_NOMEM;
         if (qe > qs) return wa_put_tail(out, r, n, qs, qe, fs);
-        if (b->q_e > b->q_s && (wa_hbuf_byte(out, '?') || wa_hbuf_put(out, bp + b->q_s, b->q_e - b->q_s)))
+        if (b->q_e > b->q_s && (wa_bytes_byte(out, '?') || wa_bytes_put(out, bp + b->q_s, b->q_e - b->q_s)))
             return WA_E_NOMEM;
         return wa_put_tail(out, r, n, 0, 0, fs);
     }
@@ -327,13 +274,13 @@ static int wa_join(const wa_urlbase *b, const uint8_t *r, size_t n, wa_hbuf *out
     {
         size_t start = out->len;
         for (i = 0; i < nr; i++) {
-            if (i && wa_hbuf_byte(out, '/')) return WA_E_NOMEM;
-            if (wa_hbuf_put(out, res[i].p, res[i].n)) return WA_E_NOMEM;
+            if (i && wa_bytes_byte(out, '/')) return WA_E_NOMEM;
+            if (wa_bytes_put(out, res[i].p, res[i].n)) return WA_E_NOMEM;
         }
         if (out->len == start) {
-            if (wa_hbuf_byte(out, '/')) return WA_E_NOMEM;
+            if (wa_bytes_byte(out, '/')) return WA_E_NOMEM;
         } else if (out->p[start] != '/') {                  /* urlunsplit: a path after a netloc */
-            if (wa_hbuf_byte(out, 0)) return WA_E_NOMEM;
+            if (wa_bytes_byte(out, 0)) return WA_E_NOMEM;
             memmove(out->p + start + 1, out->p + start, out->len - start - 1);
             out->p[start] = '/';
         }
@@ -353,15 +300,15 @@ enum {
 
 typedef struct {
     int ok;
-    wa_hbuf abs;    /* before an absolute target */
-    wa_hbuf rel;    /* before a target resolved from a relative reference */
-    wa_hbuf sr;     /* before a scheme-relative one */
-    wa_hbuf tail;   /* after the target */
+    wa_bytes abs;    /* before an absolute target */
+    wa_bytes rel;    /* before a target resolved from a relative reference */
+    wa_bytes sr;     /* before a scheme-relative one */
+    wa_bytes tail;   /* after the target */
 } wa_rwhead;
 
 typedef struct {
     wa_urlbase base;          /* the page (or its <base href>) */
-    wa_hbuf prefix, full;     /* URLs already under these are left alone */
+    wa_bytes prefix, full;     /* URLs already under these are left alone */
     int check_prefix, check_full;
     wa_rwhead heads[WA_NSLOTS];
 } wa_rw;
@@ -369,13 +316,13 @@ typedef struct {
 static void wa_rw_free(wa_rw *rw) {
     int i;
     wa_urlbase_free(&rw->base);
-    wa_hbuf_free(&rw->prefix);
-    wa_hbuf_free(&rw->full);
+    wa_bytes_free(&rw->prefix);
+    wa_bytes_free(&rw->full);
     for (i = 0; i < WA_NSLOTS; i++) {
-        wa_hbuf_free(&rw->heads[i].abs);
-        wa_hbuf_free(&rw->heads[i].rel);
-        wa_hbuf_free(&rw->heads[i].sr);
-        wa_hbuf_free(&rw->heads[i].tail);
+        wa_bytes_free(&rw->heads[i].abs);
+        wa_bytes_free(&rw->heads[i].rel);
+        wa_bytes_free(&rw->heads[i].sr);
+        wa_bytes_free(&rw->heads[i].tail);
         rw->heads[i].ok = 0;
     }
 }
@@ -443,8 +390,8 @@ static int wa_abs_dotdot(const uint8_t *u, size_t n) {
     }
 }
 
-static int wa_put3(wa_hbuf *out, const wa_hbuf *h, const uint8_t *t, size_t tn, const wa_hbuf *tail) {
-    if (wa_hbuf_put(out, h->p, h->len) || wa_hbuf_put(out, t, tn) || wa_hbuf_put(out, tail->p, tail->len))
+static int wa_put3(wa_bytes *out, const wa_bytes *h, const uint8_t *t, size_t tn, const wa_bytes *tail) {
+    if (wa_bytes_put(out, h->p, h->len) || wa_bytes_put(out, t, tn) || wa_bytes_put(out, tail->p, tail->len))
         return WA_E_NOMEM;
     return WA_OK;
 }
@@ -452,7 +399,7 @@ static int wa_put3(wa_hbuf *out, const wa_hbuf *h, const uint8_t *t, size_t tn, 
 /* UrlRewriter.rewrite(u, modifier of `slot`, force_abs=fa) appended to out. Returns WA_SAME
  * (left as it is), WA_DONE (*verbatim = 1 when out holds head + u + tail), WA_SLOW, WA_E_NOMEM.
  * u is the reference as the attribute gives it, spaces around it already trimmed. */
-static int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t n, wa_hbuf *out, int *verbatim) {
+static int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t n, wa_bytes *out, int *verbatim) {
     int is_abs = 0, sr = 0, rc, same;
     const wa_rwhead *h = &rw->heads[slot];
     wa_refscan sc;
@@ -501,7 +448,7 @@ static int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t
     if (u[0] == '?' && rw->base.path_e == rw->base.path_s) return WA_SLOW;   /* pywb's _join would add a '/' */
     {
         size_t start = out->len, tn;
-        if (wa_hbuf_put(out, h->rel.p, h->rel.len)) return WA_E_NOMEM;
+        if (wa_bytes_put(out, h->rel.p, h->rel.len)) return WA_E_NOMEM;
         tn = out->len;
         rc = wa_join(&rw->base, u, n, out, &same);
         if (rc != WA_OK || same) {
@@ -512,7 +459,7 @@ static int wa_rw_url(const wa_rw *rw, int slot, int fa, const uint8_t *u, size_t
             out->len = start;
             return WA_SLOW;
         }
-        if (wa_hbuf_put(out, h->tail.p, h->tail.len)) return WA_E_NOMEM;
+        if (wa_bytes_put(out, h->tail.p, h->tail.len)) return WA_E_NOMEM;
     }
     return WA_DONE;
 }
