@@ -58,6 +58,56 @@ FRAME_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script
              "object-src 'none'; base-uri 'none'; form-action 'self'")
 
 
+class Route:
+    """One line of the server's map: a path pattern and the ReplayApp method answering it.
+
+    A pattern is ``/HEAD`` or ``/HEAD/TAIL``. HEAD is the path's first segment, read
+    %-decoded: a literal, or ``{coll}`` (any name: the route is answered once that collection
+    is found). TAIL is a literal, optionally ending with ``{name}``, which takes the rest of
+    the path as sent, whatever it holds, and is passed to the method as ``name``. Archival
+    URLs carry a whole URL, %-escapes, ``//`` and ``?`` included, after the modifier: hence
+    this table rather than Starlette's routes, whose converters match the decoded path.
+    ``api``: the answer is machine-read, so the collection's errors are JSON."""
+
+    __slots__ = ("pattern", "endpoint", "api", "head", "in_collection", "tail", "name")
+
+    def __init__(self, pattern: str, endpoint: str, api: bool = False) -> None:
+        self.pattern, self.endpoint, self.api = pattern, endpoint, api
+        head, sep, tail = pattern[1:].partition("/")
+        self.in_collection = head == "{coll}"
+        self.head = None if self.in_collection else head
+        self.tail: Optional[str] = tail if sep else None   # None: the path has no second segment
+        self.name: Optional[str] = None
+        if sep and tail.endswith("}"):
+            self.tail, _, name = tail[:-1].rpartition("{")
+            self.name = name
+
+    def match(self, head: str, sep: str, rest: str) -> Optional[Dict[str, str]]:
+        """The method's keyword arguments when the path (first segment ``head``, then ``sep``
+        and ``rest``) matches; else None."""
+        if self.head is not None and head != self.head:
+            return None
+        if self.tail is None or not sep:
+            return {} if self.tail is None and not sep else None
+        if self.name is None:
+            return {} if rest == self.tail else None
+        return {self.name: rest[len(self.tail):]} if rest.startswith(self.tail) else None
+
+
+# The server's map, tried in order (the module docstring describes each).
+ROUTES = (
+    Route("/", "_collections"),
+    Route("/static/{name}", "_static_file"),
+    Route("/favicon.ico", "_no_favicon"),
+    Route("/favicon.ico/{rest}", "_no_favicon"),
+    Route("/{coll}", "_to_home"),
+    Route("/{coll}/", "_home"),
+    Route("/{coll}/cdx", "_cdx", api=True),
+    Route("/{coll}/timemap/{rest}", "_timemap", api=True),
+    Route("/{coll}/{url}", "_archival"),
+)
+
+
 def query_string(scope: Scope) -> str:
     """The request's query string as the client sent it (as WSGI's QUERY_STRING, which pywb
     reads: bytes as Latin-1 characters)."""
@@ -252,37 +302,45 @@ class ReplayApp:
         return f"{req.host_prefix}{req.app_prefix}/{STATIC}"
 
     def route(self, path: str, qs: str, req: Request) -> Reply:
-        if path in ("", "/"):
-            return self._collections(req)
+        """The reply of the first route of ROUTES that matches ``path``; a route under a
+        collection is answered once the collection is found (else 503, 404 or, from a replayed
+        page, a redirect back into the archive)."""
         if not path.startswith("/"):
             path = "/" + path
-        coll, sep, rest = path[1:].partition("/")
-        if "%" in coll:
-            coll = unquote(coll)
-        if coll == "static" and sep:
-            return self._static_file(rest, req)
-        if coll == "favicon.ico":
-            return self._error(req, 404, "Not found", "no favicon")
-        api = rest == "cdx" or rest.startswith("timemap/")   # machine answers: errors in JSON
-        try:
-            served = self.colls.get(coll)
-        except CollectionUnavailable as e:
-            return _json(503, str(e)) if api else self._error(req, 503, "Collection unavailable", str(e))
-        if served is None:
-            back = self._from_referrer(path, qs, req)
-            if back is not None:
-                return back
-            msg = f"no collection {coll!r}"
-            return _json(404, msg) if api else self._error(req, 404, "No such collection", msg)
-        if not sep:   # /coll: its home is /coll/
-            return Reply(301, [("Location", f"{req.app_prefix}/{quote(coll)}/"), ("Content-Length", "0")])
-        if rest == "":
-            return self._home(served, qs, req)
-        if rest == "cdx":
-            return self._cdx(served, qs)
-        if rest.startswith("timemap/"):
-            return self._timemap(served, rest[len("timemap/"):], qs, req)
-        target = rest + ("?" + qs if qs else "")
+        head, sep, rest = path[1:].partition("/")
+        if "%" in head:
+            head = unquote(head)
+        for r in ROUTES:
+            params = r.match(head, sep, rest)
+            if params is None:
+                continue
+            endpoint = getattr(self, r.endpoint)
+            if not r.in_collection:
+                return endpoint(req, qs, **params)
+            try:
+                served = self.colls.get(head)
+            except CollectionUnavailable as e:
+                return _json(503, str(e)) if r.api else self._error(req, 503, "Collection unavailable", str(e))
+            if served is None:
+                back = self._from_referrer(path, qs, req)
+                if back is not None:
+                    return back
+                msg = f"no collection {head!r}"
+                return _json(404, msg) if r.api else self._error(req, 404, "No such collection", msg)
+            return endpoint(served, req, qs, **params)
+        raise AssertionError(f"no route for {path!r}")   # (the last route takes every path under a collection)
+
+    # ------------------------------------------------------------------ endpoints (ROUTES)
+    def _no_favicon(self, req: Request, qs: str, rest: str = "") -> Reply:
+        return self._error(req, 404, "Not found", "no favicon")
+
+    def _to_home(self, served: Served, req: Request, qs: str) -> Reply:
+        return Reply(301, [("Location", f"{req.app_prefix}/{quote(served.name)}/"), ("Content-Length", "0")])
+
+    def _archival(self, served: Served, req: Request, qs: str, url: str) -> Reply:
+        """``[timestamp][modifier]/URL``, ``*/URL`` and the other archival URLs (ArchivalUrl)."""
+        coll = served.name
+        target = url + ("?" + qs if qs else "")
         try:
             aurl = ArchivalUrl.parse(target)
         except ArchivalUrlError as e:
@@ -354,7 +412,7 @@ class ReplayApp:
             reply.headers.append(("Access-Control-Allow-Origin", "*"))
         return reply
 
-    def _collections(self, req: Request) -> Reply:
+    def _collections(self, req: Request, qs: str) -> Reply:
         names = self.colls.names()
         bad: Dict[str, str] = {}
         for n in names:
@@ -365,7 +423,7 @@ class ReplayApp:
         return _html(200, collections_page(names, app_prefix=req.app_prefix, static=self.static_url(req),
                                            unavailable=bad))
 
-    def _home(self, served: Served, qs: str, req: Request) -> Reply:
+    def _home(self, served: Served, req: Request, qs: str) -> Reply:
         coll_url = f"{req.app_prefix}/{quote(served.name)}/"
         params = dict(parse_qsl(qs))
         url = params.get("url", "").strip()
@@ -400,7 +458,7 @@ class ReplayApp:
         if aurl.modifier:   # pywb's output names: the CDX API's answer
             out = {"timemap-link": "link", "json": "json", "cdxj": "cdxj", "link": "link"}.get(aurl.modifier)
             if out is not None:
-                return self._cdx(served, "url=" + quote(aurl.url, safe="") + "&output=" + out +
+                return self._cdx(served, req, "url=" + quote(aurl.url, safe="") + "&output=" + out +
                                  "".join(f"&{k}={v}" for k, v in params.items() if k in ("from", "to")))
         caps = self._query(served, aurl.url, **params)
         return _html(200, captures_page(served.name, aurl.url, caps, full_prefix=full, coll_url=coll_url,
@@ -451,7 +509,7 @@ class ReplayApp:
         return _html(200, body, extra=[h for h in reply.headers if h[0].lower() != "content-type"] +
                      [("Content-Security-Policy", csp)])
 
-    def _static_file(self, name: str, req: Request) -> Reply:
+    def _static_file(self, req: Request, qs: str, name: str) -> Reply:
         hit = self.static.files.get(name)
         if hit is None:
             return self._error(req, 404, "Not found", f"no static file {name!r}")
@@ -460,7 +518,7 @@ class ReplayApp:
                            ("Cache-Control", "public, max-age=3600")], iter([data]))
 
     # ------------------------------------------------------------------ the CDX API and TimeMaps
-    def _cdx(self, served: Served, qs: str) -> Reply:
+    def _cdx(self, served: Served, req: Request, qs: str) -> Reply:
         try:
             ans: Answer = served.engine.answer(qs)
             body = b"".join(ans.body)
@@ -470,7 +528,7 @@ class ReplayApp:
         return Reply(ans.status, [("content-type", ans.content_type), ("content-length", str(len(body)))],
                      iter([body]))
 
-    def _timemap(self, served: Served, rest: str, qs: str, req: Request) -> Reply:
+    def _timemap(self, served: Served, req: Request, qs: str, rest: str) -> Reply:
         """``timemap/FORM/[FROM[*TO]/]URL``: the TimeMap of URL (a page of it, from FROM)."""
         form, _, target = rest.partition("/")
         if not form or not target:
