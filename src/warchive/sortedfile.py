@@ -10,11 +10,12 @@ and every 64 KiB of lines read, and a shorter file is a FileError naming the
 offset. Given ``max_line``, a search looks no further than that for the ends
 of a line, and a longer line is a LineTooLongError: a line of 100 MB is
 neither copied nor paged in whole. A file found out of order is an
-UnsortedInputError naming it: the lines a search reads anyway are compared
-with each other (a probe that sorts outside the lines bracketing it, a line of
-a range below the one before it), so an unsorted file is not read whole to be
-found out, and one met where no search looks answers as a sorted file would
-not. This module must not parse the lines it
+UnsortedInputError naming it, where a binary search would answer nothing or
+the wrong lines: the lines a search reads anyway are compared with each other
+(a probe that sorts outside the lines bracketing it, a line of a range below
+the one before it), and SAMPLES lines at even places once, at the first
+search; the file is never read whole to check it, so a line or two out of
+place where no search looks can pass. This module must not parse the lines it
 returns and imports nothing from the package but its errors.
 """
 
@@ -103,13 +104,15 @@ class SortedFile(MappedFile):
         size, reach = self._size, self._reach
         previous, starts = b"", {0}
         for k in range(1, SAMPLES + 1):
-            lf = mm.find(b"\n", size * k // SAMPLES - 1 if k < SAMPLES else max(size - 2, 0), size)
+            lf = mm.find(b"\n", max(size * k // SAMPLES - 1, 0) if k < SAMPLES else max(size - 2, 0), size)
             if lf < 0 or lf + 1 >= size:
                 lf = mm.rfind(b"\n", max(size - reach, 0), max(size - 1, 0))
             starts.add(lf + 1)
         for s in sorted(starts):
             e = mm.find(b"\n", s, s + reach)
-            line = mm[s:(e if e >= 0 else min(size, s + reach))]
+            if e < 0 and size - s >= reach:
+                continue   # too long: a search reaching it says so
+            line = mm[s:(e if e >= 0 else size)]
             if not line or line.startswith(b" CDX "):
                 continue
             if line < previous:

@@ -11,9 +11,12 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 import warchive.warc
+from budget import examples
 from warchive.collection import Collection
 from warchive.index.build import index_paths
 from warchive.index.cdx import IndexOptions
@@ -258,3 +261,25 @@ def test_exceptions_answer_to_their_old_homes_too(module, names):
     for name in names:
         cls = getattr(warchive.errors, name)
         assert getattr(mod, name) is cls and issubclass(cls, warchive.errors.ArchiveError)
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.binary(min_size=1, max_size=12).filter(lambda b: b"\n" not in b), max_size=80),
+       st.lists(st.binary(max_size=6), min_size=1, max_size=6), st.booleans())
+def test_a_sorted_file_is_never_taken_for_an_unsorted_one(tmp_path, lines, keys, final_lf):
+    """No false alarm: on any sorted file (repeated lines, no final LF), every range is what
+    bisect finds in the sorted list."""
+    import bisect
+
+    from warchive.sortedfile import SortedFile
+
+    lines = sorted(x for x in lines if not x.startswith(b" CDX "))
+    path = tmp_path / "sorted.txt"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if final_lf and lines else b""))
+    f = SortedFile(str(path))
+    try:
+        for k in keys:
+            want = lines[bisect.bisect_left(lines, k):bisect.bisect_left(lines, k + b"\x80")]
+            assert list(f.range(k, k + b"\x80")) == want
+    finally:
+        f.close()
