@@ -2,7 +2,7 @@
 """Kernel warc_headers: parse WARC and HTTP heads out of a buffer.
 
 `parse_head(buf, final)` does what warchive.warc.headers.parse_head does, in
-one C pass, for heads whose lines are printable ASCII (tabs allowed) ending
+one C pass (its lines split by wa_head.h's wa_head_line, as the indexer's C parser splits them), for heads whose lines are printable ASCII (tabs allowed) ending
 in LF or CRLF, which is nearly all of them. For anything else (non-ASCII or
 control bytes, continuation lines) it returns None and the caller uses the
 Python reference, so both always agree. It never reads outside `buf`.
@@ -11,6 +11,9 @@ Python reference, so both always agree. It never reads outside `buf`.
 from libc.stdint cimport uint8_t
 from libc.string cimport memchr
 from cpython.unicode cimport PyUnicode_DecodeASCII
+
+from _lib.wa_common cimport WA_EOF, WA_DONE
+from _lib.wa_head cimport wa_head_line
 
 NEED_MORE = False
 
@@ -35,7 +38,8 @@ def parse_head(const uint8_t[::1] buf not None, bint final):
     cdef const uint8_t *p = &buf[0] if buf.shape[0] else NULL
     cdef Py_ssize_t n = buf.shape[0]
     cdef Py_ssize_t i = 0, ls, le, e, nxt, c, ne, vs
-    cdef const uint8_t *nl
+    cdef size_t le_, nxt_
+    cdef int r
     cdef const uint8_t *colon
     cdef int line_no = 0
     status = ""
@@ -43,20 +47,14 @@ def parse_head(const uint8_t[::1] buf not None, bint final):
     if n == 0:
         return ("", fields, 0, 0) if final else NEED_MORE
     while True:
-        if i >= n:
-            if not final:
-                return NEED_MORE
+        r = wa_head_line(p, <size_t>n, <size_t>i, final, &le_, &nxt_)
+        if r == WA_EOF:
+            return NEED_MORE
+        if r == WA_DONE:   # the input ends: like a blank line, that ends the head
             return (status, fields, n, n)
-        nl = <const uint8_t *>memchr(p + i, 10, n - i)
         ls = i
-        if nl != NULL:
-            le = nl - p
-            nxt = le + 1
-        else:
-            if not final:
-                return NEED_MORE
-            le = n
-            nxt = n
+        le = <Py_ssize_t>le_
+        nxt = <Py_ssize_t>nxt_
         e = le
         if e > ls and p[e - 1] == 13:
             e -= 1

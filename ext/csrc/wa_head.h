@@ -78,6 +78,24 @@ static inline int wa_http_field(const uint8_t *p, size_t n) {
     return -1;
 }
 
+/* The line of a head that starts at p[i] (of p[0..n)): it ends at *le (its LF, or n) and the next
+ * one starts at *next. WA_OK; WA_EOF when the line may go on past n (not `final`: give more
+ * bytes); WA_DONE when the input ends at i (`final`: like a blank line, that ends the head). The
+ * one line splitter of the head parsers: wa_parse_head and the warc_headers kernel's. */
+static inline int wa_head_line(const uint8_t *p, size_t n, size_t i, int final, size_t *le, size_t *next) {
+    if (i >= n) return final ? WA_DONE : WA_EOF;
+    const uint8_t *nl = wa_find_nl(p + i, n - i);
+    if (nl) {
+        *le = (size_t)(nl - p);
+        *next = *le + 1;
+        return WA_OK;
+    }
+    if (!final) return WA_EOF;
+    *le = n;
+    *next = n;
+    return WA_OK;
+}
+
 /* Parse the head at p[0..n). `final`: nothing follows p+n in this unit.
  * `http`: classify names with wa_http_field instead of wa_warc_field.
  * Returns WA_OK, WA_EOF (the head may continue past n: give more bytes) or WA_SLOW. */
@@ -91,20 +109,12 @@ static int wa_parse_head(const uint8_t *p, size_t n, int final, int http, wa_hea
         return WA_OK;
     }
     for (;;) {
-        if (i >= n) { /* input ends: like a blank line, it ends the head */
-            if (!final) return WA_EOF;
+        size_t ls = i, le = 0, next = 0;
+        int r = wa_head_line(p, n, i, final, &le, &next);
+        if (r == WA_EOF) return WA_EOF;
+        if (r == WA_DONE) { /* input ends: like a blank line, it ends the head */
             h->end = n;
             return WA_OK;
-        }
-        const uint8_t *nl = wa_find_nl(p + i, n - i);
-        size_t ls = i, le, next;
-        if (nl) {
-            le = (size_t)(nl - p);
-            next = le + 1;
-        } else {
-            if (!final) return WA_EOF;
-            le = n;
-            next = n;
         }
         /* right strip: CR and spaces (other whitespace is declined below) */
         size_t e = le;
