@@ -13,8 +13,9 @@
 
 The writer's names are imported from their modules when first asked for: ``warchive index``
 imports this package, and the writer (its deflate worker, threads, sockets) would cost that
-command about 15 ms of start-up it never uses (measured: warchive.warc.writer 14-17 ms after
-warchive.index.build).
+command about 20 ms of start-up it never uses (measured: warchive.warc.writer 14-25 ms after
+warchive.index.build, of a ~110 ms run). warchive.index does the same for the query engine, which
+tests/unit/test_cli_startup.py holds out of ``warchive index``.
 """
 
 from __future__ import annotations
