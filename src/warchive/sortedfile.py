@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import mmap
 import os
-from typing import Iterator, Optional, TypeVar
+from typing import Dict, Iterator, Optional, TypeVar
 
 from .errors import FileError, LineTooLongError, UnsortedInputError
 
 _M = TypeVar("_M", bound="MappedFile")
 CHECK_EVERY = 64 << 10   # bytes of lines read between two checks of the file's size
+SAMPLE_REACH = 64 << 10   # how far a sample looks for its line's ends
 SAMPLES = 16   # lines at even places compared once, at the first search: a file sorted in parts is found
 
 
@@ -101,24 +102,37 @@ class SortedFile(MappedFile):
                 raise self._disorder
             return
         self._samples_taken = True
-        size, reach = self._size, self._reach
-        previous, starts = b"", {0}
-        for k in range(1, SAMPLES + 1):
-            lf = mm.find(b"\n", max(size * k // SAMPLES - 1, 0) if k < SAMPLES else max(size - 2, 0), size)
-            if lf < 0 or lf + 1 >= size:
-                lf = mm.rfind(b"\n", max(size - reach, 0), max(size - 1, 0))
-            starts.add(lf + 1)
-        for s in sorted(starts):
-            e = mm.find(b"\n", s, s + reach)
-            if e < 0 and size - s >= reach:
-                continue   # too long: a search reaching it says so
-            line = mm[s:(e if e >= 0 else size)]
+        previous = b""
+        for s, line in sorted(self._samples().items()):
             if not line or line.startswith(b" CDX "):
                 continue
             if line < previous:
                 self._disorder = UnsortedInputError(self.path, None, line, previous, offset=s)
                 raise self._disorder
             previous = line
+
+    def _samples(self) -> Dict[int, bytes]:
+        """{start: line} of the first line and of the lines after SAMPLES even places (the last
+        one included). Read with pread, SAMPLE_REACH bytes at a time, not through the mapping: a
+        page touched in the mapping stays in the resident set, with the pages read around it
+        (about 2 MB a touch here). A line not within reach is passed over: a search reaching one
+        too long says so."""
+        size, fd = self._size, self._f.fileno()
+        out: Dict[int, bytes] = {}
+        head = os.pread(fd, SAMPLE_REACH, 0)
+        if b"\n" in head or size <= SAMPLE_REACH:
+            out[0] = head.split(b"\n", 1)[0]
+        for k in range(1, SAMPLES + 1):
+            at = max(size * k // SAMPLES - 1, 0) if k < SAMPLES else max(size - SAMPLE_REACH, 0)
+            buf = os.pread(fd, 2 * SAMPLE_REACH, at)
+            i = buf.rfind(b"\n", 0, len(buf) - 1) if k == SAMPLES else buf.find(b"\n")
+            if i < 0 or at + i + 1 >= size:
+                continue
+            j = buf.find(b"\n", i + 1)
+            if j < 0 and at + len(buf) < size:
+                continue   # a line longer than the window: passed over
+            out[at + i + 1] = buf[i + 1:j if j >= 0 else len(buf)]
+        return out
 
     def _first_at_least(self, key: bytes) -> int:
         """Offset of the first line >= key (the file size if there is none)."""
