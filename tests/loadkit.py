@@ -122,6 +122,14 @@ def serve(root: Path, *args: str, log: Optional[List[str]] = None) -> Iterator[T
             proc.wait()
 
 
+def hwm_kib(pid: int) -> int:
+    """The peak resident set (VmHWM) of process ``pid``, in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

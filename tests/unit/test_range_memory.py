@@ -13,26 +13,18 @@ from __future__ import annotations
 
 import http.client
 import socket
-from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
 import h11
 import pytest
 
 from bombs import TS, write_giants
-from loadkit import rss_kib, serve
+from loadkit import hwm_kib, rss_kib, serve
 from warchive.collection import Collection
 
 BOMB = 1 << 30
 CHUNKED = 512 << 20
 RSS_BOUND = 200 << 10   # KiB the server's peak may grow by (docs/security.md)
-
-
-def hwm_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmHWM")
 
 
 @pytest.fixture(scope="module")

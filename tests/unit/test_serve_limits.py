@@ -18,18 +18,11 @@ from typing import Iterator, Tuple
 
 import pytest
 
-from loadkit import serve
+from loadkit import hwm_kib, serve
 from replaysite import TS1, write_site
 from warchive.collection import Collection
 
 PARSERS = ["httptools", "h11"]
-
-
-def hwm_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmHWM")
 
 
 @pytest.fixture(scope="module")
