@@ -19,11 +19,12 @@ backtick, a parenthesis, ``=``, ``[`` or ``,``), so that the path part of a URL
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 import pytest
+
+from repofiles import tracked_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 START = r"(?:^|(?<=[\s\"'`(=\[,]))"
@@ -40,27 +41,10 @@ def machine_path(text: str, checkout: str) -> Optional[Tuple[int, str]]:
     return None
 
 
-def tracked_texts() -> List[Tuple[str, str]]:
-    """(path, text) of every tracked file that is text (binary fixtures are skipped)."""
-    try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout")
-    files = []
-    for name in out.decode().split("\0"):
-        if not name or name.startswith(SKIP):
-            continue
-        try:
-            files.append((name, (ROOT / name).read_bytes().decode("utf-8")))
-        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
-            continue
-    return files
-
-
 @pytest.mark.parametrize("line", [
-    'WARCIO = Path("/work/main/.venv/bin/warcio")',
-    'default=os.environ.get("WARCHIVE_CORPUS", "/work/corpus")',
-    "SHARED = Path('/work/shared/fixtures')",
+    'WARCIO = Path("/home/dev/checkout/.venv/bin/warcio")',
+    'default=os.environ.get("WARCHIVE_CORPUS", "/root/corpus")',
+    "SHARED = Path('/Users/dev/shared/fixtures')",
     "    python bench/compare.py /home/alice/corpus",
     "see `/root/warchive/README.md`",
     "run /opt/checkout/.venv-pywb/bin/python",
@@ -73,7 +57,7 @@ def test_the_rule_finds_machine_paths(line):
 @pytest.mark.parametrize("line", [
     'CORPUS = Path(os.environ.get("WARCHIVE_CORPUS", REPO / "corpus"))',
     "<base href=\"http://ex.test/home/x/\">",
-    "https://example.org/work/items and http://host/root/",
+    "https://example.org/home/items and http://host/root/",
     "warchive store init /srv/store --volumes /mnt/d{1,2}/w",
     "    .venv/bin/python -m pytest",
     "Disallow: /tmp/",
@@ -88,7 +72,7 @@ def test_the_checkout_path_is_found():
 
 
 def test_no_tracked_file_names_a_machine_path():
-    files = tracked_texts()
+    files = tracked_texts(lambda name: not name.startswith(SKIP))
     assert len(files) > 100   # (the listing worked: the repository has hundreds of text files)
     checkout = str(ROOT) if len(ROOT.parts) > 2 else ""   # (a checkout at /x would match too much)
     bad = []

@@ -27,11 +27,12 @@ they record) and this file, whose examples must name what the rules find.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Optional
 
 import pytest
+
+from repofiles import tracked_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().relative_to(ROOT).as_posix()
@@ -70,23 +71,6 @@ def checked(name: str) -> bool:
     if name.startswith("bench/"):
         return name.count("/") == 1 and name.endswith(".py")
     return name.startswith(("docs/", "src/", "tests/"))
-
-
-def tracked_texts() -> List[Tuple[str, str]]:
-    """(path, text) of every tracked text file this test reads."""
-    try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout")
-    files = []
-    for name in out.decode().split("\0"):
-        if not name or not checked(name):
-            continue
-        try:
-            files.append((name, (ROOT / name).read_bytes().decode("utf-8")))
-        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
-            continue
-    return files
 
 
 @pytest.mark.parametrize("line", [
@@ -137,7 +121,7 @@ def test_the_files_read_are_the_products() -> None:
 
 
 def test_no_tracked_file_tells_the_projects_history() -> None:
-    files = tracked_texts()
+    files = tracked_texts(checked)
     assert len(files) > 100   # (the listing worked: the repository has hundreds of text files)
     bad = []
     for name, text in files:
